@@ -1,0 +1,22 @@
+"""Nullius core: the hook specifications, the plugin manager, definitions, ports and fit, the CLI.
+
+The public API a plugin may import:
+
+* ``nullius_core.hookimpl``: the marker for hook implementations;
+* ``nullius_core.hookspecs``: what each hook means;
+* ``nullius_core.plugins``: the registries and the specs registered in them
+  (``BackendSpec``, ``ProviderSpec``, ``RunnerSpec``, ``ModelApiSpec``);
+* ``nullius_core.ports``: ``Port`` and ``fit``;
+* ``nullius_core.definitions``: the models of every definition file;
+* ``nullius_core.catalogue``, ``nullius_core.paths``, ``nullius_core.session``;
+* ``nullius_core.testing``: helpers for plugin authors' tests.
+
+Anything else (a module or name starting with ``_``, the CLI's internals) may
+change without notice. The core imports no plugin.
+"""
+
+from nullius_core.markers import ENTRY_POINT_GROUP, hookimpl, hookspec
+
+__version__ = "0.1.0"
+
+__all__ = ["ENTRY_POINT_GROUP", "__version__", "hookimpl", "hookspec"]

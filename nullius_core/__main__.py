@@ -1,0 +1,3 @@
+from nullius_core.cli.main import main
+
+main()

@@ -1,0 +1,130 @@
+"""What `nullius list` and `nullius fit` say, as plain data (the CLI only renders it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nullius_core.catalogue.catalogue import Catalogue, Entry, split_ref
+from nullius_core.definitions import Agent, Capability, DefinitionError, Resolved, ResolvedBenchmark, Standard
+from nullius_core.ports.fit import FitResult, fit, offered, shown_skills
+from nullius_core.ports.model import Port
+
+CONTROLS = ("nop", "oracle")
+
+
+def participants(catalogue: Catalogue) -> tuple[list[Resolved], list[dict[str, Any]]]:
+    """Every version of every agent and capability; and the entries that could not be read."""
+    out: list[Resolved] = []
+    broken: list[dict[str, Any]] = []
+    for entry in catalogue.entries("agent") + catalogue.entries("capability"):
+        try:
+            definition: Agent | Capability = catalogue.load(entry)
+        except DefinitionError as exc:
+            broken.append(_broken(entry, exc))
+            continue
+        names = definition.version_names() or [None]
+        out.extend(definition.resolve(entry.key, name) for name in names)
+    return out, broken
+
+
+def benchmarks(catalogue: Catalogue) -> tuple[list[tuple[Entry, ResolvedBenchmark]], list[dict[str, Any]]]:
+    out: list[tuple[Entry, ResolvedBenchmark]] = []
+    broken: list[dict[str, Any]] = []
+    for entry in catalogue.entries("benchmark"):
+        try:
+            standard: Standard = catalogue.load(entry)
+        except DefinitionError as exc:
+            broken.append(_broken(entry, exc))
+            continue
+        for name in standard.version_names() or [None]:
+            out.append((entry, standard.resolve(entry.key, name)))
+    return out, broken
+
+
+def _broken(entry: Entry, exc: DefinitionError) -> dict[str, Any]:
+    return {
+        "kind": entry.kind,
+        "key": entry.key,
+        "source": entry.source(),
+        "problems": [p.render() for p in exc.problems],
+    }
+
+
+def resolve_benchmark(catalogue: Catalogue, ref: str) -> tuple[Entry, ResolvedBenchmark]:
+    key, version = split_ref(ref)
+    entry, standard = catalogue.benchmark(key)
+    try:
+        return entry, standard.resolve(key, version)
+    except KeyError:
+        names = ", ".join(standard.version_names()) or "none: it has no versions"
+        raise LookupError(f"benchmark {key!r} has no version {version!r} (versions: {names})") from None
+
+
+def fits_for(bench: ResolvedBenchmark, catalogue: Catalogue, ports: dict[str, Port]) -> tuple[list[FitResult], list[dict[str, Any]]]:
+    """Every participant of the benchmark's family, fitting or with its reasons."""
+    found, broken = participants(catalogue)
+    family = "capability" if bench.standard.family == "capability" else "agent"
+    results = [fit(bench, p, ports) for p in found if p.family == family]
+    return results, [b for b in broken if b["kind"] == family]
+
+
+def offers_of(participant: Resolved, ports: dict[str, Port]) -> dict[str, Any]:
+    out = {}
+    for name, proof in offered(participant).items():
+        port = ports.get(name)
+        out[name] = {
+            "passed": proof.passed,
+            "kit_version": proof.kit_version or 1,
+            "skills": sorted(shown_skills(proof, port)),
+            "model": proof.model,
+            "date": proof.date,
+            "job": proof.job,
+        }
+    return out
+
+
+def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
+    benches, broken_b = benchmarks(catalogue)
+    people, broken_p = participants(catalogue)
+    bench_rows = []
+    pairs = []
+    for entry, bench in benches:
+        bench_rows.append(
+            {
+                "ref": bench.ref,
+                "family": bench.standard.family,
+                "kind": bench.standard.kind,
+                "needs": list(bench.standard.needs),
+                "needs_skills": dict(bench.standard.needs_skills),
+                "datasets": {name: ds.units for name, ds in bench.datasets.items()},
+                "proven": {ds: sorted(checks) for ds, checks in bench.proven.items() if isinstance(checks, dict)},
+                "source": entry.source(),
+            }
+        )
+        for person in people:
+            if fit(bench, person, ports).ok:
+                pairs.append({"benchmark": bench.ref, "participant": person.ref})
+    people_rows = [
+        {
+            "ref": p.ref,
+            "family": p.family,
+            "upstream": p.upstream.package,
+            "version": p.upstream.version,
+            "offers": offers_of(p, ports),
+            "source": _source_of(catalogue, p),
+        }
+        for p in people
+    ]
+    return {
+        "benchmarks": bench_rows,
+        "agents": [r for r in people_rows if r["family"] == "agent"],
+        "capabilities": [r for r in people_rows if r["family"] == "capability"],
+        "fits": pairs,
+        "controls": list(CONTROLS),
+        "invalid": broken_b + broken_p,
+    }
+
+
+def _source_of(catalogue: Catalogue, participant: Resolved) -> str:
+    entry = catalogue.get(participant.family, participant.key)
+    return entry.source() if entry else ""

@@ -1,0 +1,1 @@
+"""The `nullius` command line."""

@@ -1,0 +1,77 @@
+"""What every command shares: the session, errors that exit 2 without a traceback, output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from nullius_core.catalogue.catalogue import CatalogueConflict
+from nullius_core.definitions import DefinitionError
+from nullius_core.plugins.manager import PluginControl, PluginError
+from nullius_core.session import Session
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+USAGE_ERROR = 2
+
+
+class Refused(click.ClickException):
+    """A refusal the user can act on: printed as one message, exit status 2."""
+
+    exit_code = USAGE_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"nullius: {self.format_message()}", err=True)
+
+
+def session_for(ctx: click.Context) -> Session:
+    """The session of this invocation, built once from the root's options."""
+    root = ctx.find_root()
+    session = root.meta.get("nullius.session")
+    if session is None:
+        params = root.params
+        control = PluginControl.from_env(
+            p_options=tuple(params.get("plugin_options") or ()),
+            strict=bool(params.get("strict_plugins")),
+        )
+        try:
+            session = Session(control=control)
+        except PluginError as exc:
+            raise Refused(str(exc)) from None
+        root.meta["nullius.session"] = session
+    return session
+
+
+def refusals(func: F) -> F:
+    """Turn the errors a user causes into messages and exit status 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except DefinitionError as exc:
+            click.echo(exc.render(), err=True)
+            sys.exit(USAGE_ERROR)
+        except (CatalogueConflict, PluginError, LookupError) as exc:
+            message = exc.args[0] if isinstance(exc, LookupError) and exc.args else str(exc)
+            raise Refused(str(message)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(func)
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def console() -> Console:
+    return Console(soft_wrap=False, highlight=False)

@@ -1,0 +1,125 @@
+"""The `nullius` command, and `nullius standard ...`, the same commands under the standard's spelling.
+
+Plugins may add commands (`nullius_register_commands`); the group looks them
+up after its own options are parsed, so `-p no:NAME` applies to them too.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import click
+
+from nullius_core import __version__
+from nullius_core.cli.base import Refused, session_for
+from nullius_core.cli.catalogue_commands import check, fit_, list_, new
+from nullius_core.cli.plugin_commands import paths, plugins
+from nullius_core.logs import configure_logging
+from nullius_core.plugins.registries import RegistrationConflict
+
+BUILTIN = [list_, check, fit_, new, plugins, paths]
+
+
+class NulliusGroup(click.Group):
+    """Built-in commands first, then those plugins register."""
+
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        try:
+            registry = session_for(ctx).commands
+        except Refused:
+            return {}
+        found = {}
+        for registered in registry.entries():
+            if registered.name in self.commands:
+                raise Refused(
+                    f"plugin {registered.plugin!r} registers the command {registered.name!r}, which Nullius has already"
+                )
+            found[registered.name] = registered.item
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self._plugin_commands(ctx)} - {"standard"}) + ["standard"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        try:
+            return self._plugin_commands(ctx).get(cmd_name)
+        except RegistrationConflict as exc:
+            raise Refused(str(exc)) from None
+
+
+class StandardGroup(NulliusGroup):
+    """`nullius standard X` is `nullius X`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n in cli.list_commands(ctx) if n != "standard"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "standard":
+            return None
+        return cli.get_command(ctx, cmd_name)
+
+
+@click.group(cls=NulliusGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(
+    __version__,
+    "--version",
+    prog_name="nullius",
+    message=f"%(prog)s %(version)s (Python {platform.python_version()})",
+)
+@click.option(
+    "-p",
+    "plugin_options",
+    multiple=True,
+    metavar="NAME",
+    help="no:NAME blocks a plugin; a module path loads that module as a plugin. Repeatable.",
+)
+@click.option("--strict-plugins", is_flag=True, help="A plugin that fails to load is an error, not a warning.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["console", "json"]),
+    default="console",
+    show_default=True,
+    help="How log lines on stderr look.",
+)
+@click.option("-v", "--verbose", count=True, help="More log lines (-vv for debug).")
+def cli(plugin_options: tuple[str, ...], strict_plugins: bool, log_format: str, verbose: int) -> None:
+    """Nullius: run benchmarks against agents and capabilities, and prove every claim it prints."""
+
+
+@cli.group("standard", cls=StandardGroup)
+def standard() -> None:
+    """The same commands, as the standard spells them (nullius standard list, ...)."""
+
+
+for command in BUILTIN:
+    cli.add_command(command)
+
+
+def main() -> None:
+    # Logging is configured before the session loads plugins, so a broken
+    # plugin's warning is already in the chosen format.
+    import sys
+
+    configure_logging(_peek_log_format(sys.argv[1:]), _peek_verbosity(sys.argv[1:]))
+    cli(prog_name="nullius")
+
+
+def _peek_log_format(argv: list[str]) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--log-format" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--log-format="):
+            return arg.split("=", 1)[1]
+    return "console"
+
+
+def _peek_verbosity(argv: list[str]) -> int:
+    count = 0
+    for arg in argv:
+        if arg == "--verbose":
+            count += 1
+        elif arg.startswith("-v") and set(arg[1:]) == {"v"}:
+            count += len(arg) - 1
+    return count

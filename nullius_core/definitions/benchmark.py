@@ -1,0 +1,350 @@
+"""`standard.json`: a benchmark of the standard (or a port's kit), and its versions.
+
+A benchmark pins its upstream and its data, names its driver, lists the ports
+it needs and declares its controls. `versions` may keep an explicit upstream
+release or a fork beside the default integration; `resolve()` gives one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from nullius_core.definitions.common import (
+    KEY_NAME,
+    SHA256,
+    Install,
+    Issues,
+    Option,
+    Upstream,
+    bad_port,
+)
+from nullius_core.definitions.converter import extensions_field, renamed
+
+STANDARD_SCHEMA = "nullius.standard/v1"
+
+
+@attrs.frozen(kw_only=True)
+class Dataset:
+    """A pinned dataset: a path in the upstream (or its install), or a URL, with its digest."""
+
+    units: int
+    summary: str | None = None
+    path: str | None = None
+    url: str | None = None
+    sha256: str | None = None
+    environment: str | None = None
+
+    def _invariants(self) -> Issues:
+        if self.units < 1:
+            yield ("units",), f"expected a positive number of units, found {self.units}"
+        if self.path is not None and self.url is not None:
+            yield ("url",), "expected a path or a url, found both"
+        if (self.path is not None or self.url is not None) and self.sha256 is None:
+            yield ("sha256",), "required key missing: expected the dataset file's sha256"
+        if self.sha256 is not None and not SHA256.match(self.sha256):
+            yield ("sha256",), f"expected 64 lowercase hex digits, found {self.sha256!r}"
+
+
+@attrs.frozen(kw_only=True)
+class Driver:
+    """The command that answers the driver ops, and the environment it runs in."""
+
+    command: list[str]
+    install: Install | None = None
+
+    def _invariants(self) -> Issues:
+        if not self.command:
+            yield ("command",), "expected a command of at least one word, found an empty list"
+
+
+@attrs.frozen(kw_only=True)
+class McpServer:
+    command: list[str]
+    summary: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Expect:
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def _invariants(self) -> Issues:
+        if (self.at_least is None) == (self.at_most is None):
+            yield (), "expected exactly one of at_least or at_most"
+
+
+@attrs.frozen(kw_only=True)
+class Control:
+    source: Literal["official", "adapter", "nullius"]
+    from_: str = renamed("from")
+    expect: Expect | None = None
+    in_prompt: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Controls:
+    nop: Control
+    oracle: Control
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    turn_seconds: int | None = None
+    score_seconds: int | None = None
+    call_seconds: int | None = None
+    turns: int | None = None
+    attempts: int | None = None
+    run_again: bool | None = None
+
+    def _invariants(self) -> Issues:
+        for name in ("turn_seconds", "score_seconds", "call_seconds", "turns", "attempts"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                yield (name,), f"expected a positive integer, found {value}"
+
+
+@attrs.frozen(kw_only=True)
+class Judge:
+    model: str
+    says: str | None = None
+    pin: list[str] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Score:
+    judge: Judge | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Simulator:
+    model: str
+    says: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Leaderboard:
+    says: str
+    simulator: str | None = None
+    judge: str | None = None
+    bench_options: dict[str, str] | None = None
+    repeat: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Setup:
+    summary: str | None = None
+    models: list[str] | None = None
+    default: str | None = None
+    served_as: dict[str, str] | None = None
+    providers: dict[str, str] | None = None
+    units: dict[str, str] | None = None
+    turn_seconds: int | None = None
+    runs_as: str | None = None
+    pin: dict[str, list[str]] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Secret:
+    name: str
+    to: Literal["agent", "driver"]
+    kind: Literal["value", "file", "server"] = "value"
+    path: str | None = None
+    env: str | None = None
+    summary: str | None = None
+
+    def _invariants(self) -> Issues:
+        if self.kind == "file":
+            if not self.path or not self.path.startswith("/"):
+                yield ("path",), f"expected an absolute path for a licence file, found {self.path!r}"
+            elif self.path.split("/")[1] in ("proc", "sys", "dev"):
+                yield ("path",), f"expected a path outside /proc, /sys and /dev, found {self.path!r}"
+
+
+@attrs.frozen(kw_only=True)
+class Environment:
+    summary: str | None = None
+    dockerfile: str | None = None
+    files: list[str] | None = None
+    needs_secrets: list[Secret] | None = None
+    local_ok: bool = False
+    image: Literal["own"] | None = None
+
+    def _invariants(self) -> Issues:
+        if self.image is None and self.dockerfile is None:
+            yield (), "expected a dockerfile or \"image\": \"own\""
+
+
+@attrs.frozen(kw_only=True)
+class Kit:
+    """What makes a standard.json a port's conformance kit."""
+
+    port: str
+    basic: list[str]
+    kit_version: int = 1
+    skills: dict[str, str] = attrs.field(factory=dict)
+
+    def _invariants(self) -> Issues:
+        why = bad_port(self.port)
+        if why:
+            yield ("port",), why
+        if self.kit_version < 1:
+            yield ("kit_version",), f"expected a version from 1 up, found {self.kit_version}"
+        for name in self.skills:
+            if name in self.basic:
+                yield ("skills", name), f"expected a check to be basic or a skill, found {name!r} as both"
+
+
+@attrs.frozen(kw_only=True)
+class BenchmarkVersion:
+    """What a benchmark version may change; unset keys come from the top."""
+
+    upstream: Upstream | None = None
+    datasets: dict[str, Dataset] | None = None
+    driver: Driver | None = None
+    mcp_servers: dict[str, McpServer] | None = None
+    score: Score | None = None
+    limits: Limits | None = None
+    controls: Controls | None = None
+    environments: dict[str, Environment] | None = None
+    proven: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class BenchmarkVersions:
+    default: str
+    blocks: dict[str, BenchmarkVersion]
+
+
+@attrs.frozen(kw_only=True)
+class ResolvedBenchmark:
+    """One version of a benchmark, as a run sees it."""
+
+    key: str
+    version: str | None
+    standard: Standard
+    upstream: Upstream | None
+    datasets: dict[str, Dataset]
+    driver: Driver | None
+    mcp_servers: dict[str, McpServer]
+    score: Score | None
+    limits: Limits
+    controls: Controls | None
+    environments: dict[str, Environment]
+    proven: dict[str, dict[str, Any]]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.key}@{self.version}" if self.version else self.key
+
+    @property
+    def default_dataset(self) -> str:
+        if self.standard.dataset and self.standard.dataset in self.datasets:
+            return self.standard.dataset
+        return next(iter(self.datasets))
+
+
+@attrs.frozen(kw_only=True)
+class Standard:
+    """A benchmark of the standard, or a port's kit when `kit` is set."""
+
+    datasets: dict[str, Dataset]
+    schema: str = STANDARD_SCHEMA
+    name: str | None = None
+    summary: str | None = None
+    family: Literal["agent", "capability"] = "agent"
+    kind: Literal["pass", "score"] = "pass"
+    needs: list[str] = attrs.field(factory=list)
+    needs_skills: dict[str, list[str]] = attrs.field(factory=dict)
+    upstream: Upstream | None = None
+    dataset: str | None = None
+    driver: Driver | None = None
+    mcp_servers: dict[str, McpServer] | None = None
+    score: Score | None = None
+    simulator: Simulator | None = None
+    leaderboard: Leaderboard | None = None
+    limits: Limits | None = None
+    controls: Controls | None = None
+    options: dict[str, Option] | None = None
+    environments: dict[str, Environment] | None = None
+    setups: dict[str, Setup] | None = None
+    kit: Kit | None = None
+    proven: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    versions: BenchmarkVersions | None = None
+    extensions: dict[str, Any] = extensions_field()
+
+    def version_names(self) -> list[str]:
+        return list(self.versions.blocks) if self.versions else []
+
+    def resolve(self, key: str, version: str | None = None) -> ResolvedBenchmark:
+        block = BenchmarkVersion()
+        if self.versions is not None:
+            version = version or self.versions.default
+            if version not in self.versions.blocks:
+                raise KeyError(version)
+            block = self.versions.blocks[version]
+        elif version is not None:
+            raise KeyError(version)
+        return ResolvedBenchmark(
+            key=key,
+            version=version,
+            standard=self,
+            upstream=block.upstream or self.upstream,
+            datasets=dict(block.datasets or self.datasets),
+            driver=block.driver or self.driver,
+            mcp_servers=dict(block.mcp_servers or self.mcp_servers or {}),
+            score=block.score or self.score,
+            limits=block.limits or self.limits or Limits(),
+            controls=block.controls or self.controls,
+            environments=dict(block.environments or self.environments or {}),
+            proven=dict(block.proven) if self.versions is not None else dict(self.proven),
+        )
+
+    def _invariants(self) -> Issues:
+        if self.schema != STANDARD_SCHEMA:
+            yield ("schema",), f"expected {STANDARD_SCHEMA!r}, found {self.schema!r}"
+        if not self.datasets:
+            yield ("datasets",), "expected at least one dataset, found an empty object"
+        for name in self.datasets:
+            if not KEY_NAME.match(name):
+                yield ("datasets", name), f"expected a dataset name of lowercase letters, digits, '.', '-' or '_', found {name!r}"
+        if self.dataset is not None and self.dataset not in self.datasets:
+            yield ("dataset",), f"expected one of the datasets ({', '.join(self.datasets)}), found {self.dataset!r}"
+        family_prefix = "agent." if self.family == "agent" else "cap."
+        for i, port in enumerate(self.needs):
+            why = bad_port(port)
+            if why:
+                yield ("needs", i), why
+            elif not port.startswith(family_prefix):
+                yield ("needs", i), f"expected a port of the {self.family} family ({family_prefix}*), found {port!r}"
+        for port in self.needs_skills:
+            if port not in self.needs:
+                yield ("needs_skills", port), f"expected a port listed in needs, found {port!r}"
+        if self.kit is None:
+            if self.upstream is None:
+                yield ("upstream",), "required key missing: expected the upstream, pinned (repository and tested)"
+            elif self.upstream.repository is None or self.upstream.tested is None:
+                missing = "repository" if self.upstream.repository is None else "tested"
+                yield ("upstream", missing), "required key missing: expected the upstream repository and its full tested commit"
+            if self.driver is None:
+                yield ("driver",), "required key missing: expected the driver's command"
+            if self.controls is None:
+                yield ("controls",), "required key missing: expected the nop and oracle controls"
+        if self.simulator is not None and "agent.conversation/v1" not in self.needs:
+            yield ("simulator",), "expected a simulator only with agent.conversation/v1 in needs"
+        dataset_names = set(self.datasets)
+        for name, option in (self.options or {}).items():
+            for i, ds in enumerate(option.datasets or []):
+                if ds not in dataset_names:
+                    yield ("options", name, "datasets", i), f"expected a dataset of this benchmark, found {ds!r}"
+            for other in option.when or {}:
+                if other not in (self.options or {}):
+                    yield ("options", name, "when", other), f"expected another option's name, found {other!r}"
+        if self.versions is not None and self.versions.default not in self.versions.blocks:
+            names = ", ".join(sorted(self.versions.blocks)) or "none"
+            yield ("versions", "default"), f"expected the name of a version ({names}), found {self.versions.default!r}"
+        environments = set(self.environments or {})
+        for name, ds in self.datasets.items():
+            if ds.environment is not None and ds.environment not in environments:
+                yield ("datasets", name, "environment"), f"expected a declared environment, found {ds.environment!r}"

@@ -1,0 +1,207 @@
+"""The registries handed to registrar hooks, and the typed things they hold.
+
+Each registry remembers which plugin added each item (the session calls one
+plugin at a time and sets `owner`), so a conflict names both plugins and
+`nullius plugins` shows what each registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+import attrs
+import click
+
+from nullius_core.ports.model import Port
+
+T = TypeVar("T")
+
+KINDS = ("benchmark", "agent", "capability")
+
+
+class RegistrationConflict(Exception):
+    """Two plugins registered the same name."""
+
+
+@attrs.frozen
+class Registered(Generic[T]):
+    name: str
+    item: T
+    plugin: str
+
+
+class Registry(Generic[T]):
+    """Named things, each with the plugin that registered it."""
+
+    what = "item"
+
+    def __init__(self) -> None:
+        self._items: dict[str, Registered[T]] = {}
+        self.owner = "<unknown>"
+
+    def _add(self, name: str, item: T) -> None:
+        if name in self._items:
+            first = self._items[name].plugin
+            raise RegistrationConflict(
+                f"{self.what} {name!r} is registered by plugin {first!r} and by plugin {self.owner!r}"
+            )
+        self._items[name] = Registered(name, item, self.owner)
+
+    def get(self, name: str) -> T | None:
+        found = self._items.get(name)
+        return found.item if found else None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[T]:
+        return (r.item for r in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def names(self) -> list[str]:
+        return list(self._items)
+
+    def entries(self) -> list[Registered[T]]:
+        return list(self._items.values())
+
+    def by_plugin(self, plugin: str) -> list[str]:
+        return [r.name for r in self._items.values() if r.plugin == plugin]
+
+    def drop_plugin(self, plugin: str) -> None:
+        """Forget what `plugin` registered (its registration failed part-way)."""
+        self._items = {k: r for k, r in self._items.items() if r.plugin != plugin}
+
+
+class PortRegistry(Registry[Port]):
+    what = "port"
+
+    def add(self, port: Port) -> None:
+        self._add(port.name, port)
+
+    def add_kit(self, folder: Path | str, contract: str) -> Port:
+        port = Port.from_kit(Path(folder), contract)
+        self.add(port)
+        return port
+
+
+@attrs.frozen
+class CatalogueSource:
+    """A folder a plugin ships: a root of entries, or one entry of `kind`."""
+
+    path: Path
+    kind: str | None = None
+
+
+class CatalogueRegistry(Registry[CatalogueSource]):
+    what = "catalogue folder"
+
+    def add_root(self, path: Path | str) -> None:
+        path = Path(path)
+        self._add(str(path), CatalogueSource(path))
+
+    def add_entry(self, kind: str, folder: Path | str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        folder = Path(folder)
+        self._add(str(folder), CatalogueSource(folder, kind))
+
+
+@attrs.frozen(kw_only=True)
+class BackendSpec:
+    """Where units run. `factory()` builds the backend when a run uses it."""
+
+    name: str
+    summary: str
+    factory: Callable[..., Any]
+    isolates: bool = False
+
+
+class BackendRegistry(Registry[BackendSpec]):
+    what = "backend"
+
+    def add(self, spec: BackendSpec) -> None:
+        self._add(spec.name, spec)
+
+
+@attrs.frozen(kw_only=True)
+class ModelApiSpec:
+    """A model API the relay passes through: its request paths and its reader."""
+
+    name: str
+    summary: str
+    paths: tuple[str, ...]
+    factory: Callable[..., Any]
+
+
+class ModelApiRegistry(Registry[ModelApiSpec]):
+    what = "model API"
+
+    def add(self, spec: ModelApiSpec) -> None:
+        self._add(spec.name, spec)
+
+
+@attrs.frozen(kw_only=True)
+class ProviderSpec:
+    """A model provider: the API it speaks, where its key and base URL come from."""
+
+    name: str
+    summary: str
+    api: Literal["openai", "anthropic"]
+    key_env: str | None
+    base_url: str | None
+    base_url_env: str | None = None
+    key_header: Literal["authorization", "x-api-key"] = "authorization"
+    routes_to_several: bool = False
+
+
+class ProviderRegistry(Registry[ProviderSpec]):
+    what = "provider"
+
+    def add(self, spec: ProviderSpec) -> None:
+        self._add(spec.name, spec)
+
+
+@attrs.frozen(kw_only=True)
+class RunnerSpec:
+    """How Nullius talks to a driver or a capability process."""
+
+    name: str
+    summary: str
+    kind: Literal["driver", "capability"]
+    factory: Callable[..., Any]
+
+
+class RunnerRegistry(Registry[RunnerSpec]):
+    what = "runner"
+
+    def add(self, spec: RunnerSpec) -> None:
+        self._add(f"{spec.kind}:{spec.name}", spec)
+
+
+class CommandRegistry(Registry[click.Command]):
+    what = "command"
+
+    def add(self, command: click.Command) -> None:
+        if not command.name:
+            raise ValueError("a command needs a name")
+        self._add(command.name, command)
+
+
+@attrs.define
+class Registries:
+    """Every registry of a session."""
+
+    ports: PortRegistry = attrs.field(factory=PortRegistry)
+    catalogue: CatalogueRegistry = attrs.field(factory=CatalogueRegistry)
+    backends: BackendRegistry = attrs.field(factory=BackendRegistry)
+    model_apis: ModelApiRegistry = attrs.field(factory=ModelApiRegistry)
+    providers: ProviderRegistry = attrs.field(factory=ProviderRegistry)
+    runners: RunnerRegistry = attrs.field(factory=RunnerRegistry)
+    commands: CommandRegistry = attrs.field(factory=CommandRegistry)
+
+    def named(self) -> dict[str, Registry[Any]]:
+        return {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}
