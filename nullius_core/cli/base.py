@@ -74,4 +74,6 @@ def print_json(data: Any) -> None:
 
 
 def console() -> Console:
-    return Console(soft_wrap=False, highlight=False)
+    # Piped output is read by people and tools alike: no wrapping at 80 columns.
+    width = None if sys.stdout.isatty() else 200
+    return Console(soft_wrap=False, highlight=False, width=width)

@@ -153,9 +153,7 @@ class _Participant:
             family=self.family,
         )
 
-    def _common_issues(self, schema: str) -> Iterator[tuple[tuple[str | int, ...], str]]:
-        if self.schema != schema:
-            yield ("schema",), f"expected {schema!r}, found {self.schema!r}"
+    def _common_issues(self) -> Iterator[tuple[tuple[str | int, ...], str]]:
         blocks: list[tuple[tuple[str | int, ...], Any]] = [((), self)]
         if self.versions is not None:
             if self.versions.default not in self.versions.blocks:
@@ -192,11 +190,12 @@ class _Participant:
 class Agent(_Participant):
     """An ACP agent: how to install and start it and how it reaches its model."""
 
+    schema: Literal["nullius.agent/v1"]
     model: ModelWiring | None = None
     fidelity: Fidelity | None = None
 
     def _invariants(self) -> Issues:
-        yield from self._common_issues(AGENT_SCHEMA)
+        yield from self._common_issues()
         for port in self.proven:
             if port.startswith("cap."):
                 yield ("proven", port), f"expected an agent port (agent.*), found {port!r}"
@@ -206,12 +205,13 @@ class Agent(_Participant):
 class Capability(_Participant):
     """A library speaking JSON lines over stdio (`add`, `recall`)."""
 
+    schema: Literal["nullius.capability/v1"]
     kind: str | None = None
 
     family = "capability"
 
     def _invariants(self) -> Issues:
-        yield from self._common_issues(CAPABILITY_SCHEMA)
+        yield from self._common_issues()
         for port in self.proven:
             if port.startswith("agent."):
                 yield ("proven", port), f"expected a capability port (cap.*), found {port!r}"

@@ -250,7 +250,7 @@ class Standard:
     """A benchmark of the standard, or a port's kit when `kit` is set."""
 
     datasets: dict[str, Dataset]
-    schema: str = STANDARD_SCHEMA
+    schema: Literal["nullius.standard/v1"] = STANDARD_SCHEMA
     name: str | None = None
     summary: str | None = None
     family: Literal["agent", "capability"] = "agent"
@@ -302,8 +302,6 @@ class Standard:
         )
 
     def _invariants(self) -> Issues:
-        if self.schema != STANDARD_SCHEMA:
-            yield ("schema",), f"expected {STANDARD_SCHEMA!r}, found {self.schema!r}"
         if not self.datasets:
             yield ("datasets",), "expected at least one dataset, found an empty object"
         for name in self.datasets:
@@ -323,10 +321,13 @@ class Standard:
                 yield ("needs_skills", port), f"expected a port listed in needs, found {port!r}"
         if self.kit is None:
             if self.upstream is None:
-                yield ("upstream",), "required key missing: expected the upstream, pinned (repository and tested)"
-            elif self.upstream.repository is None or self.upstream.tested is None:
+                yield ("upstream",), "required key missing: expected the upstream, pinned (repository and tested, or a package and its version)"
+            elif self.upstream.package is None and (self.upstream.repository is None or self.upstream.tested is None):
                 missing = "repository" if self.upstream.repository is None else "tested"
-                yield ("upstream", missing), "required key missing: expected the upstream repository and its full tested commit"
+                yield ("upstream", missing), (
+                    "required key missing: expected the upstream repository and its full tested commit "
+                    "(or a pypi or npm package and its version)"
+                )
             if self.driver is None:
                 yield ("driver",), "required key missing: expected the driver's command"
             if self.controls is None:

@@ -16,6 +16,7 @@ cattrs does the structuring; this module makes it strict and exact:
 from __future__ import annotations
 
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -81,7 +82,7 @@ def describe_type(t: Any) -> str:
     origin = typing.get_origin(t)
     args = typing.get_args(t)
     if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
+        return repr(args[0]) if len(args) == 1 else "one of " + ", ".join(repr(a) for a in args)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         parts = [describe_type(a) for a in args if a is not type(None)]
         text = " or ".join(parts)
@@ -240,16 +241,10 @@ def _class_structure(conv: cattrs.Converter, cl: type) -> Callable[[Any, Any], A
         if keeps_extensions:
             extensions = {k: v for k, v in value.items() if k.startswith(EXTENSION_PREFIX)}
             value = {k: v for k, v in value.items() if not k.startswith(EXTENSION_PREFIX)}
-        try:
-            obj = base(value, cl)
-        except ClassValidationError as exc:
-            if invariants is not None:
-                issues = _invariants_despite(exc, value, cl, base, invariants)
-                if issues:
-                    raise ClassValidationError(exc.message, [*exc.exceptions, Invariants(issues)], cl) from None
-            raise
+        obj = base(value, cl)
         if extensions:
             obj = attrs.evolve(obj, extensions=extensions)
+        _remember_keys(obj, value.keys())
         if invariants is not None:
             issues = list(invariants(obj))
             if issues:
@@ -259,25 +254,20 @@ def _class_structure(conv: cattrs.Converter, cl: type) -> Callable[[Any, Any], A
     return hook
 
 
-def _invariants_despite(exc: ClassValidationError, value: dict, cl: type, base: Any, invariants: Any) -> list:
-    """The invariants of what did structure, so a file shows every problem at once.
+# The JSON keys each structured object was read from, so that writing it back
+# keeps a key the file spelled out even when its value equals the default.
+# Kept beside the frozen objects (by id, dropped when the object goes) rather
+# than as a field of every model.
+_PRESENT: dict[int, frozenset[str]] = {}
 
-    The keys that failed are left out (their defaults stand in); when the rest
-    structures, its invariants are checked, except those about the left-out keys.
-    """
-    json_names = {a.name: json_key(a) for a in attrs.fields(cl)}
-    failed: set[str] = set()
-    for sub in exc.exceptions:
-        if isinstance(sub, ForbiddenExtraKeysError):
-            failed.update(sub.extra_fields)
-        note = _attribute_note(sub)
-        if note is not None:
-            failed.add(json_names.get(note.name, note.name))
-    try:
-        partial = base({k: v for k, v in value.items() if k not in failed}, cl)
-        return [(rel, msg) for rel, msg in invariants(partial) if not rel or rel[0] not in failed]
-    except Exception:  # noqa: BLE001 - a required key failed: nothing more to say here
-        return []
+
+def _remember_keys(obj: Any, keys: Any) -> None:
+    _PRESENT[id(obj)] = frozenset(keys)
+    weakref.finalize(obj, _PRESENT.pop, id(obj), None)
+
+
+def present_keys(obj: Any) -> frozenset[str]:
+    return _PRESENT.get(id(obj), frozenset())
 
 
 def _class_unstructure(conv: cattrs.Converter, cl: type) -> Callable[[Any], Any]:
@@ -285,15 +275,30 @@ def _class_unstructure(conv: cattrs.Converter, cl: type) -> Callable[[Any], Any]
     overrides = _renames(cl)
     if "extensions" in names:
         overrides["extensions"] = override(omit=True)
-    base = make_dict_unstructure_fn(cl, conv, _cattrs_omit_if_default=True, **overrides)
+    base = make_dict_unstructure_fn(cl, conv, _cattrs_omit_if_default=False, **overrides)
+    defaults = {
+        json_key(a): a.default
+        for a in attrs.fields(cl)
+        if a.default is not attrs.NOTHING and a.name != "extensions"
+    }
 
     def hook(obj: Any) -> dict[str, Any]:
         out = base(obj)
+        present = present_keys(obj)
+        for key, default in defaults.items():
+            if key in out and key not in present and _is_default(out[key], default):
+                del out[key]
         if "extensions" in names:
             out.update(obj.extensions)
         return out
 
     return hook
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        return value == default.factory()
+    return value == default
 
 
 converter = make_converter()

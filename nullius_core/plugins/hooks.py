@@ -41,8 +41,9 @@ class Hooks:
 
     def _register_each(self, hook: str, registry: Registry[Any]) -> None:
         caller = getattr(self._pm.hook, hook)
-        # pluggy calls the last registered first; registrars go in load order.
-        for impl in reversed(caller.get_hookimpls()):
+        # In load order (pluggy's own call would go last-registered first), so
+        # that the first plugin to claim a name keeps it.
+        for impl in caller.get_hookimpls():
             registry.owner = impl.plugin_name
             kwargs = {"registry": registry}
             try:

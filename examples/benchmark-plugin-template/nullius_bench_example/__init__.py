@@ -1,0 +1,1 @@
+"""A template benchmark plugin for Nullius."""

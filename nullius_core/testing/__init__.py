@@ -1,0 +1,17 @@
+"""Helpers for testing Nullius and its plugins.
+
+``nullius_core.testing.pytest_plugin`` is registered as a pytest plugin
+(entry point ``pytest11``), so a plugin author's tests get its fixtures by
+installing ``nullius``:
+
+* ``nullius_env``: an isolated home (user catalogue, STANDARD_DIR, secrets,
+  jobs under the test's tmp_path) and the variables that point at it;
+* ``nullius_session``: a factory of sessions over that home, with inline
+  plugins registered beside the installed ones;
+* ``nullius_cli``: runs the real ``nullius`` command in a subprocess with that
+  environment.
+"""
+
+from nullius_core.testing.helpers import CliResult, isolated_env, make_session, run_cli
+
+__all__ = ["CliResult", "isolated_env", "make_session", "run_cli"]

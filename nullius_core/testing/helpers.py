@@ -1,0 +1,79 @@
+"""Isolated homes, sessions with inline plugins, and the CLI run for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.paths import Paths
+from nullius_core.plugins.manager import PluginControl
+from nullius_core.session import Session
+
+# Variables that would let the machine's own settings leak into a test.
+_CONTROL_VARS = (
+    "NULLIUS_PLUGINS",
+    "NULLIUS_DISABLE_PLUGINS",
+    "NULLIUS_DISABLE_PLUGIN_AUTOLOAD",
+    "NULLIUS_CATALOGUE",
+    "STANDARD_DIR",
+    "STANDARD_DATA_DIR",
+    "SECRETS_DIR",
+    "NULLIUS_JOBS_DIR",
+)
+
+
+def isolated_env(root: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """An environment whose every Nullius location lies under `root`."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _CONTROL_VARS}
+    env.update(
+        HOME=str(root / "home"),
+        XDG_CONFIG_HOME=str(root / "config"),
+        XDG_DATA_HOME=str(root / "data"),
+        NULLIUS_JOBS_DIR=str(root / "jobs"),
+    )
+    for key in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        Path(env[key]).mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def make_session(
+    env: Mapping[str, str],
+    plugins: Iterable[tuple[str, Any]] = (),
+    control: PluginControl | None = None,
+) -> Session:
+    """A session over `env`'s locations, with (name, plugin) pairs registered inline."""
+    return Session(
+        control=control or PluginControl.from_env(env),
+        paths=Paths.from_env(env),
+        plugins=plugins,
+    )
+
+
+@attrs.frozen
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120) -> CliResult:
+    """Run `nullius ARGS` in a subprocess, as a user would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "nullius_core", *args],
+        env=dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)

@@ -1,0 +1,41 @@
+"""Fixtures for testing Nullius and its plugins (registered through `pytest11`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nullius_core.session import Session
+from nullius_core.testing.helpers import CliResult, isolated_env, make_session, run_cli
+
+
+@pytest.fixture
+def nullius_env(tmp_path: Path) -> dict[str, str]:
+    """Variables that put every Nullius location under this test's tmp_path."""
+    return isolated_env(tmp_path / "nullius")
+
+
+@pytest.fixture
+def nullius_session(nullius_env: dict[str, str]) -> Callable[..., Session]:
+    """`nullius_session(("name", plugin), ...)`: a session with inline plugins."""
+
+    def factory(*plugins: tuple[str, Any], env: dict[str, str] | None = None) -> Session:
+        return make_session(env or nullius_env, plugins)
+
+    return factory
+
+
+@pytest.fixture
+def nullius_cli(nullius_env: dict[str, str]) -> Callable[..., CliResult]:
+    """`nullius_cli("list", "--json")`: the real command in a subprocess."""
+
+    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> CliResult:
+        return run_cli(list(args), env or nullius_env, cwd=cwd)
+
+    return run
+
+
+__all__: Iterable[str] = ["nullius_cli", "nullius_env", "nullius_session"]

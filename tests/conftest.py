@@ -1,0 +1,65 @@
+"""Shared fixtures: fixture plugin distributions, pip-installed for real into folders of their own.
+
+Each group is installed with pip into a `--target` folder and put on
+PYTHONPATH for the `nullius` subprocesses of a test, so its entry points are
+found exactly as an installed plugin's are, without touching the development
+environment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "plugins"
+
+GROUPS = {
+    # the well-behaved plugin and the ones that fail, as a machine might have them
+    "main": ["nullius-fixture-plugin", "nullius-fixture-broken", "nullius-fixture-misspelt", "nullius-fixture-badregister"],
+    "good": ["nullius-fixture-plugin"],
+    "conflict": ["nullius-fixture-conflict"],
+    "template": [str(ROOT / "examples" / "benchmark-plugin-template")],
+}
+
+
+def pip_install_target(target: Path, sources: list[str]) -> None:
+    paths = [s if os.path.isabs(s) else str(FIXTURES / s) for s in sources]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(target), *paths],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Group name -> the folder its distributions were installed into."""
+    root = tmp_path_factory.mktemp("dists")
+    out = {}
+    for name, sources in GROUPS.items():
+        target = root / name
+        pip_install_target(target, sources)
+        out[name] = target
+    return out
+
+
+def with_path(env: dict[str, str], *folders: Path) -> dict[str, str]:
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join([*(str(f) for f in folders), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+@pytest.fixture
+def env_main(nullius_env: dict[str, str], installed: dict[str, Path]) -> dict[str, str]:
+    return with_path(nullius_env, installed["main"])
+
+
+@pytest.fixture
+def env_good(nullius_env: dict[str, str], installed: dict[str, Path]) -> dict[str, str]:
+    return with_path(nullius_env, installed["good"])

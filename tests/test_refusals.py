@@ -1,0 +1,147 @@
+"""`nullius check` refuses a broken definition precisely: FILE: $.path: expected, found; exit 2; no traceback.
+
+One test per kind of error, each through the real command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nullius_core.testing import run_cli
+
+GOOD_AGENT = {
+    "schema": "nullius.agent/v1",
+    "upstream": {"npm": "some-agent", "version": "1.0.0"},
+    "start": ["{install}/bin/agent"],
+    "model": {"api": "openai-chat", "env": {"OPENAI_BASE_URL": "{base_url}", "EFFORT": "{opt_reasoning_effort}"}},
+    "options": {"reasoning_effort": {"summary": "the vendor's effort", "values": ["low", "high"], "default": "low"}},
+}
+
+
+def write(tmp_path: Path, data, name="agent.json") -> Path:
+    folder = tmp_path / "defs"
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path
+
+
+def refused(env, path) -> list[str]:
+    result = run_cli(["check", str(path)], env)
+    assert result.code == 2, result.output
+    assert "Traceback" not in result.output
+    return result.stderr.strip().splitlines()
+
+
+def test_a_good_definition_passes(nullius_env, tmp_path):
+    result = run_cli(["check", str(write(tmp_path, GOOD_AGENT))], nullius_env)
+    assert result.code == 0 and "ok: 1 definition checked" in result.stdout
+
+
+def test_missing_key(nullius_env, tmp_path):
+    data = {k: v for k, v in GOOD_AGENT.items() if k != "schema"}
+    path = write(tmp_path, data)
+    assert refused(nullius_env, path) == [f"{path}: $.schema: required key missing: expected 'nullius.agent/v1'"]
+
+
+def test_unknown_key(nullius_env, tmp_path):
+    path = write(tmp_path, {**GOOD_AGENT, "strat": ["x"]})
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f"{path}: $.strat: unknown key: expected one of ")
+    assert "start" in line
+
+
+def test_wrong_type(nullius_env, tmp_path):
+    path = write(tmp_path, {**GOOD_AGENT, "start": "bin/agent --acp"})
+    assert refused(nullius_env, path) == [f'{path}: $.start: expected a list of strings, found the string "bin/agent --acp"']
+
+
+def test_bad_port_name(nullius_env, tmp_path):
+    path = write(tmp_path, {**GOOD_AGENT, "proven": {"agent.Tools": {"passed": "2/2"}}})
+    assert refused(nullius_env, path) == [
+        f'{path}: $.proven["agent.Tools"]: expected a port name such as agent.workspace/v1 or cap.memory/v1, found \'agent.Tools\''
+    ]
+
+
+def test_unregistered_port(nullius_env, tmp_path):
+    path = write(tmp_path, {**GOOD_AGENT, "proven": {"agent.teleport/v1": {"passed": "1/1"}}})
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f'{path}: $.proven["agent.teleport/v1"]: expected a registered port (agent.browser/v1, ')
+
+
+def test_option_default_its_values_do_not_allow(nullius_env, tmp_path):
+    options = {"reasoning_effort": {"summary": "s", "values": ["low", "high"], "default": "max"}}
+    path = write(tmp_path, {**GOOD_AGENT, "options": options})
+    assert refused(nullius_env, path) == [f"{path}: $.options.reasoning_effort.default: expected one of 'low', 'high', found 'max'"]
+
+
+def test_slot_naming_no_option(nullius_env, tmp_path):
+    model = {"api": "openai-chat", "env": {"EFFORT": "{opt_effort}"}}
+    path = write(tmp_path, {**GOOD_AGENT, "model": model})
+    assert refused(nullius_env, path) == [
+        f"{path}: $.model.env.EFFORT: expected {{opt_<name>}} to name an option (reasoning_effort), found {{opt_effort}}"
+    ]
+
+
+def test_not_json(nullius_env, tmp_path):
+    path = write(tmp_path, '{"schema": "nullius.agent/v1",,}')
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f"{path}: $ (line 1, column 31): expected JSON, found a syntax error")
+
+
+def test_needed_skill_its_kit_does_not_name(nullius_env, tmp_path):
+    template = Path(__file__).resolve().parent.parent / "examples" / "benchmark-plugin-template" / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+    folder = tmp_path / "benchmarks" / "bench"
+    folder.mkdir(parents=True)
+    for name in ("benchmark.json", "upstream-settings.json", "driver.py"):
+        (folder / name).write_text((template / name).read_text())
+    standard = json.loads((template / "standard.json").read_text())
+    standard["needs"] = ["agent.tools/v1"]
+    standard["needs_skills"] = {"agent.tools/v1": ["decoys", "juggling"]}
+    (folder / "standard.json").write_text(json.dumps(standard))
+    assert refused(nullius_env, folder / "standard.json") == [
+        f'{folder / "standard.json"}: $.needs_skills["agent.tools/v1"][1]: expected a skill the kit of agent.tools/v1 names (decoys, chain, retry), found \'juggling\''
+    ]
+
+
+def test_benchmark_without_its_inventory_of_settings(nullius_env, tmp_path):
+    template = Path(__file__).resolve().parent.parent / "examples" / "benchmark-plugin-template" / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    for name in ("standard.json", "benchmark.json"):
+        (folder / name).write_text((template / name).read_text())
+    assert refused(nullius_env, folder / "standard.json") == [f"{folder / 'upstream-settings.json'}: $: expected a file here, found none"]
+    settings = folder / "upstream-settings.json"
+    settings.write_text(json.dumps({"settings": [{"entry": "eval.py", "setting": "--shots", "nullius": "option:shots"}]}))
+    assert refused(nullius_env, folder / "standard.json") == [
+        f"{settings}: $.settings[0].nullius: expected a option some version has (none), found option:shots"
+    ]
+    settings.write_text(json.dumps({"settings": [{"entry": "eval.py", "setting": "--seed", "nullius": "maybe"}]}))
+    [line] = refused(nullius_env, folder / "standard.json")
+    assert line.startswith(f"{settings}: $.settings[0].nullius: expected exactly one of option:<name>, setup:original")
+
+
+def test_every_problem_of_a_file_at_once(nullius_env, tmp_path):
+    data = {
+        "schema": "nullius.agent/v2",
+        "upstream": {"npm": "a", "version": 1},
+        "start": ["a", 2],
+        "model": {"api": "grpc"},
+        "options": {"o": {"summary": "s", "values": ["x"], "default": "y"}},
+        "colour": "blue",
+    }
+    path = write(tmp_path, data)
+    lines = refused(nullius_env, path)
+    paths = sorted(line.split(": ")[1] for line in lines)
+    assert paths == sorted(["$.upstream.version", "$.start[1]", "$.model.api", "$.options.o.default", "$.colour", "$.schema"])
+
+
+@pytest.mark.parametrize("family,port", [("agent", "cap.memory/v1"), ("capability", "agent.task/v1")])
+def test_port_of_the_wrong_family(nullius_env, tmp_path, family, port):
+    data = {"family": family, "needs": [port], "datasets": {"t": {"units": 1}}, "kit": {"port": "agent.task/v1", "basic": ["a"]}}
+    path = write(tmp_path, data, "standard.json")
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f"{path}: $.needs[0]: expected a port of the {family} family")
