@@ -63,7 +63,7 @@ def fit(benchmark: ResolvedBenchmark, participant: Resolved, ports: Mapping[str,
     family = "capability" if standard.family == "capability" else "agent"
     kind = participant.family
     if family != kind:
-        return FitResult(participant.ref, False, (f"a {kind} cannot run a {family} benchmark",))
+        return FitResult(participant.ref, False, (f"a {kind} cannot run an {family} benchmark" if family == "agent" else f"an {kind} cannot run a {family} benchmark",))
     reasons: list[str] = []
     for port in standard.needs:
         problem = proof_problem(participant, port, participant.proven.get(port))

@@ -1,0 +1,133 @@
+"""The `nullius` command as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import ROOT, with_path
+
+from nullius_core.testing import run_cli
+
+EXAMPLE_CATALOGUE = ROOT / "examples" / "catalogue"
+
+
+def test_version(nullius_env):
+    result = run_cli(["--version"], nullius_env)
+    assert result.code == 0 and result.stdout.startswith("nullius 0.1.0 (Python 3.")
+
+
+def test_standard_spelling_is_the_same_command(env_good):
+    plain = run_cli(["list", "--json"], env_good)
+    spelt = run_cli(["standard", "list", "--json"], env_good)
+    assert plain.code == spelt.code == 0
+    assert json.loads(plain.stdout) == json.loads(spelt.stdout)
+    assert "fit" in run_cli(["standard", "--help"], env_good).stdout
+
+
+def test_paths_follow_the_variables(nullius_env, tmp_path):
+    env = {**nullius_env, "STANDARD_DIR": str(tmp_path / "std"), "SECRETS_DIR": str(tmp_path / "sec"), "NULLIUS_CATALOGUE": str(tmp_path / "cat")}
+    paths = json.loads(run_cli(["paths", "--json"], env).stdout)
+    assert paths["STANDARD_DIR"] == str(tmp_path / "std")
+    assert paths["STANDARD_DATA_DIR"] == str(tmp_path / "std" / "datasets")
+    assert paths["SECRETS_DIR"] == str(tmp_path / "sec")
+    assert paths["user catalogue"] == str(tmp_path / "cat")
+    assert set(paths) >= {"user catalogue", "STANDARD_DIR", "STANDARD_DATA_DIR", "SECRETS_DIR", "jobs"}
+
+
+def test_installing_the_template_adds_its_benchmark(nullius_env, installed):
+    before = json.loads(run_cli(["list", "--json"], nullius_env).stdout)
+    assert all(b["ref"] != "example-arith" for b in before["benchmarks"])
+    env = with_path({**nullius_env, "NULLIUS_CATALOGUE": str(EXAMPLE_CATALOGUE)}, installed["template"])
+    after = run_cli(["list", "--json"], env)
+    assert after.code == 0, after.output
+    listed = json.loads(after.stdout)
+    row = next(b for b in listed["benchmarks"] if b["ref"] == "example-arith")
+    assert row["source"] == "plugin example-bench (nullius-bench-example 0.1.0)"
+    assert row["needs"] == ["agent.task/v1"] and row["datasets"] == {"test": 5}
+    assert [a["ref"] for a in listed["agents"]] == ["qwen-code@0.24.4"]
+    assert [c["ref"] for c in listed["capabilities"]] == ["keyword-memory"]
+    assert run_cli(["check"], env).stdout.strip() == "ok: 8 definitions checked"
+    fit = run_cli(["fit", "example-arith"], env)
+    assert fit.code == 0
+    assert "qwen-code@0.24.4: missing port agent.task/v1" in fit.stdout
+    table = run_cli(["list"], env).stdout
+    assert "example-arith" in table and "qwen-code@0.24.4" in table
+
+
+def test_fit_json_and_an_unknown_benchmark(env_good):
+    data = json.loads(run_cli(["fit", "fixture-tools", "--json"], env_good).stdout)
+    assert data["fits"] == ["fixture-old", "fixture-proven", "fixture-versions@2.0.0"]
+    refused = {r["participant"]: r["reasons"] for r in data["refused"]}
+    assert refused["fixture-noskill"] == ["skill decoys of agent.tools/v1 not shown"]
+    assert refused["fixture-notools"] == ["missing port agent.tools/v1"]
+    assert "fixture-mem" not in refused  # a capability is not asked to run an agent benchmark
+    unknown = run_cli(["fit", "nope"], env_good)
+    assert unknown.code == 2 and "no benchmark named 'nope'" in unknown.stderr
+    missing_version = run_cli(["fit", "fixture-tools@9"], env_good)
+    assert missing_version.code == 2 and "has no version '9'" in missing_version.stderr
+    listed = json.loads(run_cli(["list", "--json"], env_good).stdout)
+    assert {"benchmark": "fixture-tools", "participant": "fixture-proven"} in listed["fits"]
+    offers = next(a for a in listed["agents"] if a["ref"] == "fixture-proven")["offers"]
+    assert offers["agent.tools/v1"]["skills"] == ["decoys"] and offers["agent.tools/v1"]["kit_version"] == 2
+
+
+def test_new_writes_into_the_user_catalogue_and_check_names_what_to_fill(nullius_env):
+    result = run_cli(["new", "benchmark", "my-bench"], nullius_env)
+    assert result.code == 0, result.output
+    folder = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "benchmarks" / "my-bench"
+    assert sorted(p.name for p in folder.iterdir()) == ["benchmark.json", "driver.py", "standard.json", "upstream-settings.json"]
+    check = run_cli(["check"], nullius_env)
+    assert check.code == 2
+    assert f"{folder / 'standard.json'}: $.upstream.tested: expected a full commit" in check.stderr
+    again = run_cli(["new", "benchmark", "my-bench"], nullius_env)
+    assert again.code == 2 and "exists already" in again.stderr
+    bad = run_cli(["new", "agent", "Bad Key"], nullius_env)
+    assert bad.code == 2 and "a key is lowercase" in bad.stderr
+    cap = run_cli(["new", "feature", "old-style"], nullius_env)
+    assert cap.code == 0
+    written = json.loads((folder.parent.parent / "capabilities" / "old-style" / "capability.json").read_text())
+    assert written["schema"] == "nullius.capability/v1" and written["kind"] == "memory"
+    mem = run_cli(["new", "benchmark", "mem-bench", "--family", "feature", "--port", "feature.memory/v1"], nullius_env)
+    assert mem.code == 0
+    standard = json.loads((folder.parent / "mem-bench" / "standard.json").read_text())
+    assert standard["family"] == "capability" and standard["needs"] == ["cap.memory/v1"]
+
+
+def test_new_version_copies_a_plugin_entry_first_and_keeps_its_proofs(env_good, installed, nullius_env):
+    shipped = installed["good"] / "nullius_fixture_plugin" / "catalogue" / "agents" / "fixture-proven" / "agent.json"
+    before = shipped.read_bytes()
+    result = run_cli(["new", "version", "fixture-proven", "1.1.0"], env_good)
+    assert result.code == 0, result.output
+    assert shipped.read_bytes() == before
+    user = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "agents" / "fixture-proven" / "agent.json"
+    data = json.loads(user.read_text())
+    assert data["versions"]["default"] == "1.0.0"
+    assert set(data["versions"]["1.0.0"]["proven"]) == {"agent.task/v1", "agent.tools/v1"}
+    assert "proven" not in data["versions"]["1.1.0"]
+    assert data["versions"]["1.1.0"]["upstream"] == {"npm": "fixture-agent", "version": "1.1.0"}
+    fit = json.loads(run_cli(["fit", "fixture-tools", "--json"], env_good).stdout)
+    assert "fixture-proven@1.0.0" in fit["fits"]
+    refused = {r["participant"]: r["reasons"] for r in fit["refused"]}
+    assert refused["fixture-proven@1.1.0"] == ["missing port agent.task/v1", "missing port agent.tools/v1"]
+    again = run_cli(["new", "version", "fixture-proven", "1.1.0"], env_good)
+    assert again.code == 2 and "exists already" in again.stderr
+
+
+def test_new_version_repins_the_install(nullius_env, tmp_path):
+    catalogue = tmp_path / "cat"
+    shutil.copytree(EXAMPLE_CATALOGUE, catalogue)
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
+    assert run_cli(["new", "version", "qwen-code", "0.25.0"], env).code == 0
+    data = json.loads((catalogue / "agents" / "qwen-code" / "agent.json").read_text())
+    assert data["versions"]["0.25.0"]["install"] == {"npm": ["@qwen-code/qwen-code@0.25.0"]}
+    assert data["versions"]["default"] == "0.24.4"
+    assert run_cli(["check"], env).code == 0
+
+
+def test_json_logs(env_main):
+    result = run_cli(["--log-format", "json", "paths"], env_main)
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    broken = [line for line in lines if line.get("plugin") == "fixture-broken"]
+    assert broken and broken[0]["level"] == "warning" and broken[0]["distribution"] == "nullius-fixture-broken"

@@ -1,0 +1,42 @@
+"""Every hook specification is documented (in its docstring and in docs/plugins.md) and has a test."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from nullius_core import hookspecs
+from nullius_core.plugins import spec_names
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = spec_names()
+
+
+def test_there_are_hooks():
+    assert "nullius_register_ports" in HOOKS and len(HOOKS) >= 7
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_has_a_full_docstring(name):
+    doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+    assert "Called" in doc, f"{name}: say when it is called"
+    assert "firstresult" in doc, f"{name}: say whether it is firstresult"
+    assert ".. versionadded::" in doc, f"{name}: say since when it exists"
+    for param in inspect.signature(getattr(hookspecs, name)).parameters:
+        assert f":param {param}:" in doc, f"{name}: document parameter {param}"
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_is_documented_in_the_plugin_guide(name):
+    guide = (ROOT / "docs" / "plugins.md").read_text()
+    params = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+    assert f"### `{name}({params})`" in guide
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_has_a_test(name):
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    assert re.search(rf"def test_hook_{name}\b", tests), f"write test_hook_{name}"
