@@ -61,12 +61,7 @@ class Session:
         self.paths = paths or Paths.from_env(env)
         self.control = control or PluginControl.from_env(env)
         self.pm = new_manager()
-        self.infos: list[PluginInfo] = load_plugins(self.pm, self.control)
-        for name, plugin in plugins:
-            self.pm.register(plugin, name=name)
-            self.infos.append(
-                PluginInfo(name=name, distribution=None, version=None, module=None, bundled=False, status="loaded", detail="inline")
-            )
+        self.infos: list[PluginInfo] = load_plugins(self.pm, self.control, inline=plugins)
         self.hooks = Hooks(self.pm, self._registration_failed)
         self._registries = Registries()
         self._called: set[str] = set()
@@ -89,12 +84,16 @@ class Session:
         )
 
     def _registration_failed(self, failure: RegistrationFailure) -> None:
+        self.set_aside(failure.plugin, f"{failure.hook}: {failure.error}")
+
+    def set_aside(self, plugin: str, why: str) -> bool:
+        """Mark a loaded plugin failed for `why` (once); True when it was newly marked."""
         for i, info in enumerate(self.infos):
-            if info.name == failure.plugin:
-                failed = attrs.evolve(info, status="failed", error=f"{failure.hook}: {failure.error}")
-                self.infos[i] = failed
-                self._report(failed)
-                return
+            if info.name == plugin and info.status != "failed":
+                self.infos[i] = attrs.evolve(info, status="failed", error=why)
+                self._report(self.infos[i])
+                return True
+        return False
 
     def info(self, name: str) -> PluginInfo | None:
         return next((i for i in self.infos if i.name == name), None)

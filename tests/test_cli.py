@@ -131,3 +131,25 @@ def test_json_logs(env_main):
     lines = [json.loads(line) for line in result.stderr.splitlines()]
     broken = [line for line in lines if line.get("plugin") == "fixture-broken"]
     assert broken and broken[0]["level"] == "warning" and broken[0]["distribution"] == "nullius-fixture-broken"
+
+
+def test_help_honours_plugin_options(env_main):
+    shown = run_cli(["--help"], env_main)
+    assert "fixture-broken" in shown.stderr
+    blocked = run_cli(["-p", "no:fixture-broken", "-p", "no:fixture", "--help"], env_main)
+    assert "fixture-broken" not in blocked.stderr
+    assert "fixture-hello" not in blocked.stdout
+
+
+def test_new_version_of_a_benchmark_still_checks(nullius_env, tmp_path):
+    template = ROOT / "examples" / "benchmark-plugin-template" / "nullius_bench_example" / "catalogue"
+    catalogue = tmp_path / "cat"
+    shutil.copytree(template, catalogue)
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
+    assert run_cli(["new", "version", "example-arith", "v2"], env).code == 0
+    data = json.loads((catalogue / "benchmarks" / "example-arith" / "standard.json").read_text())
+    assert data["versions"]["default"] == "0.1.0" and "datasets" in data
+    check = run_cli(["check"], env)
+    assert check.code == 2
+    lines = check.stderr.strip().splitlines()
+    assert len(lines) == 1 and '$.versions.v2.upstream.tested: expected a full commit' in lines[0]

@@ -138,3 +138,40 @@ def test_unmarked_nullius_function_counts_as_an_implementation(nullius_session):
 
     session = nullius_session(("unmarked", Unmarked()))
     assert "agent.unmarked/v1" in session.ports
+
+
+def test_inline_plugins_are_checked_like_installed_ones(nullius_session):
+    class Misspelt:
+        @staticmethod
+        def nullius_register_backend(registry):
+            pass
+
+    class WrongArgs:
+        @hookimpl
+        def nullius_register_ports(self, registry, extra):
+            pass
+
+    session = nullius_session(("misspelt", Misspelt()), ("wrong-args", WrongArgs()))
+    assert "nullius_register_backend (did you mean nullius_register_backends?)" in session.info("misspelt").error
+    assert session.info("wrong-args").status == "failed"
+    assert "extra" in session.info("wrong-args").error
+
+
+def test_a_plugin_command_cannot_take_a_builtin_name(nullius_env, tmp_path):
+    from nullius_core.testing import run_cli
+
+    (tmp_path / "squatter.py").write_text(
+        "import click\n"
+        "@click.command('list')\n"
+        "def fake():\n"
+        "    click.echo('not the real list')\n"
+        "def nullius_register_commands(registry):\n"
+        "    registry.add(fake)\n"
+    )
+    env = {**nullius_env, "PYTHONPATH": str(tmp_path)}
+    result = run_cli(["-p", "squatter", "list", "--json"], env)
+    assert result.code == 0 and "not the real list" not in result.stdout
+    assert "has a built-in command's name" in result.stderr
+    plugins = run_cli(["-p", "squatter", "plugins", "--json"], env)
+    row = next(p for p in json.loads(plugins.stdout)["plugins"] if p["name"] == "squatter")
+    assert row["status"] == "failed"

@@ -136,14 +136,14 @@ def writable_dir(catalogue: Catalogue, entry: Entry) -> Path:
 _MOVED = {
     "agent": ("upstream", "install", "proven"),
     "capability": ("upstream", "install", "proven"),
-    "benchmark": ("upstream", "datasets", "proven"),
+    "benchmark": ("upstream", "proven"),
 }
 
 
 def new_version(catalogue: Catalogue, entry: Entry, version: str) -> Path:
     """Add `version` from the default's block, nothing proven; return the file written."""
     if not KEY_NAME.match(version):
-        raise ScaffoldError(f"a version name is letters, digits, '.', '-' or '_'; not {version!r}")
+        raise ScaffoldError(f"a version name is lowercase letters, digits, '.', '-' or '_'; not {version!r}")
     folder = writable_dir(catalogue, entry)
     path = folder / entry.file.name
     raw = read_json(path)

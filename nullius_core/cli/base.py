@@ -36,6 +36,10 @@ def session_for(ctx: click.Context) -> Session:
     session = root.meta.get("nullius.session")
     if session is None:
         params = root.params
+        if "plugin_options" not in params:
+            # --help is answered while the options are parsed, before they
+            # are stored: read -p and --strict-plugins from the command line.
+            params = peek_plugin_options(sys.argv[1:])
         control = PluginControl.from_env(
             p_options=tuple(params.get("plugin_options") or ()),
             strict=bool(params.get("strict_plugins")),
@@ -46,6 +50,26 @@ def session_for(ctx: click.Context) -> Session:
             raise Refused(str(exc)) from None
         root.meta["nullius.session"] = session
     return session
+
+
+def peek_plugin_options(argv: list[str]) -> dict[str, Any]:
+    """-p and --strict-plugins as the root group would parse them."""
+    options: list[str] = []
+    strict = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-p" and i + 1 < len(argv):
+            options.append(argv[i + 1])
+            i += 1
+        elif arg.startswith("-p") and len(arg) > 2:
+            options.append(arg[2:])
+        elif arg == "--strict-plugins":
+            strict = True
+        elif not arg.startswith("-"):
+            break  # the subcommand: what follows is its own
+        i += 1
+    return {"plugin_options": options, "strict_plugins": strict}
 
 
 def refusals(func: F) -> F:

@@ -218,4 +218,4 @@ def new_version_(key: str, version: str) -> None:
         path = new_version(catalogue, entry, version)
     except ScaffoldError as exc:
         raise Refused(str(exc)) from None
-    click.echo(f"wrote {path}: {key}@{version}, nothing proven; prove it with nullius conform {key}@{version}")
+    click.echo(f"wrote {path}: {key}@{version}, nothing proven yet; it runs nothing until its ports are proven")

@@ -15,7 +15,7 @@ from nullius_core.cli.base import Refused, session_for
 from nullius_core.cli.catalogue_commands import check, fit_, list_, new
 from nullius_core.cli.plugin_commands import paths, plugins
 from nullius_core.logs import configure_logging
-from nullius_core.plugins.registries import RegistrationConflict
+from nullius_core.plugins.manager import PluginError
 
 BUILTIN = [list_, check, fit_, new, plugins, paths]
 
@@ -25,15 +25,16 @@ class NulliusGroup(click.Group):
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
         try:
-            registry = session_for(ctx).commands
-        except Refused:
-            return {}
+            session = session_for(ctx)
+            registry = session.commands
+        except PluginError as exc:
+            raise Refused(str(exc)) from None
         found = {}
         for registered in registry.entries():
-            if registered.name in self.commands:
-                raise Refused(
-                    f"plugin {registered.plugin!r} registers the command {registered.name!r}, which Nullius has already"
-                )
+            if registered.name in cli.commands:
+                # The built-in stays; the plugin is told off once, in its status and a warning.
+                session.set_aside(registered.plugin, f"its command {registered.name!r} has a built-in command's name")
+                continue
             found[registered.name] = registered.item
         return found
 
@@ -41,12 +42,10 @@ class NulliusGroup(click.Group):
         return sorted({*self.commands, *self._plugin_commands(ctx)} - {"standard"}) + ["standard"]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
-        try:
-            return self._plugin_commands(ctx).get(cmd_name)
-        except RegistrationConflict as exc:
-            raise Refused(str(exc)) from None
+        # Plugin commands are looked up even for a built-in, so that a plugin
+        # taking a built-in's name is reported whatever the user runs.
+        plugin_commands = self._plugin_commands(ctx)
+        return self.commands.get(cmd_name) or plugin_commands.get(cmd_name)
 
 
 class StandardGroup(NulliusGroup):

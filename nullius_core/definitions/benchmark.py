@@ -301,6 +301,15 @@ class Standard:
             proven=dict(block.proven) if self.versions is not None else dict(self.proven),
         )
 
+    def _upstreams(self) -> list[tuple[tuple[str, ...], Upstream | None]]:
+        """Each version's upstream (the top's where a version sets none)."""
+        if self.versions is None:
+            return [((), self.upstream)]
+        return [
+            (("versions", name) if block.upstream else (), block.upstream or self.upstream)
+            for name, block in self.versions.blocks.items()
+        ]
+
     def _invariants(self) -> Issues:
         if not self.datasets:
             yield ("datasets",), "expected at least one dataset, found an empty object"
@@ -320,14 +329,18 @@ class Standard:
             if port not in self.needs:
                 yield ("needs_skills", port), f"expected a port listed in needs, found {port!r}"
         if self.kit is None:
-            if self.upstream is None:
-                yield ("upstream",), "required key missing: expected the upstream, pinned (repository and tested, or a package and its version)"
-            elif self.upstream.package is None and (self.upstream.repository is None or self.upstream.tested is None):
-                missing = "repository" if self.upstream.repository is None else "tested"
-                yield ("upstream", missing), (
-                    "required key missing: expected the upstream repository and its full tested commit "
-                    "(or a pypi or npm package and its version)"
-                )
+            for where, upstream in self._upstreams():
+                if upstream is None:
+                    yield (*where, "upstream"), (
+                        "required key missing: expected the upstream, pinned "
+                        "(repository and tested, or a package and its version)"
+                    )
+                elif upstream.package is None and (upstream.repository is None or upstream.tested is None):
+                    missing = "repository" if upstream.repository is None else "tested"
+                    yield (*where, "upstream", missing), (
+                        "required key missing: expected the upstream repository and its full tested commit "
+                        "(or a pypi or npm package and its version)"
+                    )
             if self.driver is None:
                 yield ("driver",), "required key missing: expected the driver's command"
             if self.controls is None:

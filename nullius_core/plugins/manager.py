@@ -22,7 +22,7 @@ import importlib
 import inspect
 import os
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal
 
@@ -150,8 +150,14 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def load_plugins(pm: NulliusPluginManager, control: PluginControl) -> list[PluginInfo]:
-    """Load every allowed plugin into `pm`; return what happened to each."""
+def load_plugins(
+    pm: NulliusPluginManager, control: PluginControl, inline: Iterable[tuple[str, Any]] = ()
+) -> list[PluginInfo]:
+    """Load every allowed plugin into `pm`; return what happened to each.
+
+    `inline` (name, object) pairs are registered last, as tests do; they are
+    checked like any other plugin.
+    """
     infos: list[PluginInfo] = []
     seen: dict[str, PluginInfo] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_bundled_first):
@@ -161,6 +167,8 @@ def load_plugins(pm: NulliusPluginManager, control: PluginControl) -> list[Plugi
             seen[info.name] = info
     for module in control.modules:
         infos.append(_load_module(pm, module))
+    for name, plugin in inline:
+        infos.append(_register_inline(pm, name, plugin))
     for plugin_name, hooks in pm.unknown_hooks().items():
         infos = [_unknown_hook_failure(pm, i, hooks) if i.name == plugin_name else i for i in infos]
     return infos
@@ -210,6 +218,15 @@ def _load_module(pm: NulliusPluginManager, module: str) -> PluginInfo:
     except Exception as exc:  # noqa: BLE001 - reported like any broken plugin
         return PluginInfo(**base, status="failed", error=_short(exc), detail=traceback.format_exc())
     return PluginInfo(**base, status="loaded", detail="from -p")
+
+
+def _register_inline(pm: NulliusPluginManager, name: str, plugin: Any) -> PluginInfo:
+    base = dict(name=name, distribution=None, version=None, module=None, bundled=False)
+    try:
+        pm.register(plugin, name=name)
+    except Exception as exc:  # noqa: BLE001 - reported like any broken plugin
+        return PluginInfo(**base, status="failed", error=_short(exc))
+    return PluginInfo(**base, status="loaded", detail="inline")
 
 
 def _unknown_hook_failure(pm: NulliusPluginManager, info: PluginInfo, hooks: list[str]) -> PluginInfo:
