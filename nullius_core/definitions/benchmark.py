@@ -32,6 +32,7 @@ class Dataset:
     units: int
     summary: str | None = None
     path: str | None = None
+    package: str | None = None
     url: str | None = None
     sha256: str | None = None
     environment: str | None = None
@@ -41,6 +42,8 @@ class Dataset:
             yield ("units",), f"expected a positive number of units, found {self.units}"
         if self.path is not None and self.url is not None:
             yield ("url",), "expected a path or a url, found both"
+        if self.package is not None and self.path is None:
+            yield ("path",), "required key missing: expected the file's path inside the package"
         if (self.path is not None or self.url is not None) and self.sha256 is None:
             yield ("sha256",), "required key missing: expected the dataset file's sha256"
         if self.sha256 is not None and not SHA256.match(self.sha256):
@@ -48,11 +51,27 @@ class Dataset:
 
 
 @attrs.frozen(kw_only=True)
+class HostInstall:
+    apt: list[str] | None = None
+    npm: list[str] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Host:
+    """Programs the machine must have (checked on PATH before any unit), and how to get them."""
+
+    summary: str
+    check: list[str]
+    install: HostInstall | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Driver:
-    """The command that answers the driver ops, and the environment it runs in."""
+    """The command that answers the driver ops, the environment it runs in, what the machine needs."""
 
     command: list[str]
     install: Install | None = None
+    host: Host | None = None
 
     def _invariants(self) -> Issues:
         if not self.command:
