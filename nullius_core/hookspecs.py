@@ -15,7 +15,8 @@ things to it. They are called once per session, one plugin at a time, so that
 Nullius knows which plugin registered what (``nullius plugins`` shows it) and
 can set aside a plugin whose registration raises while the others load.
 
-Observer hooks follow a run (they come with the run engine).
+Observer hooks (``nullius_run_started``, ``nullius_unit_finished``,
+``nullius_run_finished``) follow a run, each handed a frozen payload.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from nullius_core.markers import hookspec
 
 if TYPE_CHECKING:
+    from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
     from nullius_core.plugins.registries import (
         BackendRegistry,
         CatalogueRegistry,
@@ -152,6 +154,59 @@ def nullius_register_commands(registry: CommandRegistry) -> None:
     :param registry: call ``registry.add(command)`` with a ``click.Command``
         or ``click.Group``; it appears as ``nullius <name>`` and under
         ``nullius standard <name>``.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- Observers of a run ----------------------------------------------------------
+# Called in the run's event loop, in load order; an observer that raises is
+# logged and the run goes on. Payloads are frozen: read them, never change them.
+
+
+@hookspec
+def nullius_run_started(event: RunStarted) -> None:
+    """A run has planned its units and is about to start them.
+
+    Called once per run (a resumed run included), after the job's config.json
+    is written and ``stage=units`` is said, before the first unit starts. Not
+    firstresult: every plugin is called.
+
+    :param event: ``nullius_core.run.events.RunStarted``: the job's name and
+        folder, the benchmark, dataset, participant (an agent, a capability,
+        ``nop`` or ``oracle``), model, backend, the planned units and the
+        job's config.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def nullius_unit_finished(event: UnitFinished) -> None:
+    """A trial (one attempt of one unit) has ended and its records are on disk.
+
+    Called once per trial, errored and cancelled ones included, in the order
+    they end. Not firstresult: every plugin is called.
+
+    :param event: ``nullius_core.run.events.UnitFinished``: the trial's name
+        and folder, its unit and attempt, its outcome (``passed``,
+        ``failed``, ``scored``, ``error``, ``cancelled``), reward, the
+        exception type when it errored, and how long it took.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def nullius_run_finished(event: RunFinished) -> None:
+    """A run has ended, finished or cancelled, and its result.json is written.
+
+    Called once per run, also after Ctrl-C (with ``state="cancelled"``). Not
+    firstresult: every plugin is called.
+
+    :param event: ``nullius_core.run.events.RunFinished``: the job's name and
+        folder, its state, Nullius's summary (outcomes, mean) and the job's
+        result as written.
 
     .. versionadded:: 0.1
     """

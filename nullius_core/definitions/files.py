@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from nullius_core.fsutil import write_text_atomic
 from nullius_core.definitions.agent import Agent, Capability
 from nullius_core.definitions.benchmark import Standard
 from nullius_core.definitions.compat import OLD_FILE, normalise_capability, normalise_standard
@@ -64,12 +63,4 @@ def dumps(data: Any) -> str:
 
 def write_json(path: Path, data: Any) -> None:
     """Write atomically: a reader never sees half a file, a crash leaves the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dumps(data))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, dumps(data))

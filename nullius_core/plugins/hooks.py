@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import pluggy
+import structlog
 
 from nullius_core.plugins.registries import (
     BackendRegistry,
@@ -23,6 +24,9 @@ from nullius_core.plugins.registries import (
     Registry,
     RunnerRegistry,
 )
+from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
+
+log = structlog.get_logger("nullius.plugins")
 
 
 @attrs.frozen
@@ -73,6 +77,23 @@ class Hooks:
 
     def register_commands(self, *, registry: CommandRegistry) -> None:
         self._register_each("nullius_register_commands", registry)
+
+    def _observe(self, hook: str, event: Any) -> None:
+        caller = getattr(self._pm.hook, hook)
+        for impl in caller.get_hookimpls():
+            try:
+                impl.function(*[{"event": event}[name] for name in impl.argnames])
+            except Exception as exc:  # noqa: BLE001 - an observer never stops a run
+                log.warning("observer failed; the run goes on", plugin=impl.plugin_name, hook=hook, error=f"{type(exc).__name__}: {exc}")
+
+    def run_started(self, *, event: RunStarted) -> None:
+        self._observe("nullius_run_started", event)
+
+    def unit_finished(self, *, event: UnitFinished) -> None:
+        self._observe("nullius_unit_finished", event)
+
+    def run_finished(self, *, event: RunFinished) -> None:
+        self._observe("nullius_run_finished", event)
 
     def implemented_by(self, plugin: object) -> list[str]:
         callers = self._pm.get_hookcallers(plugin) or []

@@ -1,0 +1,177 @@
+"""`run` and `data`: a benchmark into a job, and seeding the dataset cache."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nullius_core.catalogue.listing import resolve_benchmark
+from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.jobs.layout import JobDir
+from nullius_core.run import data
+from nullius_core.run.engine import Engine, shard_from_config
+from nullius_core.run.prepare import RunRefused
+from nullius_core.run.shard import Shard
+from nullius_core.run.spec import RunSpec
+
+CANCELLED_EXIT = 130
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name:
+            raise Refused(f"{option} takes NAME=VALUE, not {value!r}")
+        out[name] = rest
+    return out
+
+
+def _shard(text: str | None) -> Shard | None:
+    if text is None:
+        return None
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
+@click.command("run")
+@click.argument("benchmark", required=False)
+@click.argument("participant", required=False, metavar="AGENT|nop|oracle")
+@click.option("--dataset", help="The dataset (default: the benchmark's first).")
+@click.option("--limit", type=click.IntRange(min=1), help="At most N units (after the shard).")
+@click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Units at a time.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each unit K times (pass^k).")
+@click.option("--shard", "shard_text", metavar="I/N", help="Run shard I of N (sha256(unit id) mod N).")
+@click.option("--launch", help="Name of the launch several shards belong to (default: the UTC day, benchmark, agent, model).")
+@click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option. Repeatable.")
+@click.option("--model", help="The model the agent is given (agent runs).")
+@click.option("--backend", default="local", show_default=True, help="Where units run.")
+@click.option("--unsandboxed", is_flag=True, help="Consent to run an agent on the local backend, which is not a sandbox.")
+@click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where jobs go (default: nullius paths' jobs).")
+@click.option("--job-name", help="The job's folder name (default: time, benchmark, participant).")
+@click.option("--resume", "resume", type=click.Path(path_type=Path, exists=True, file_okay=False), help="Finish a cancelled or interrupted job.")
+@click.option("--retry-errors", is_flag=True, help="With --resume: run errored trials again too.")
+@refusals
+def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
+    """Run BENCHMARK[@VERSION] with an agent, or a control (nop, oracle), into a job."""
+    ctx = click.get_current_context()
+    session = session_for(ctx)
+    resume: Path | None = options["resume"]
+    if resume is not None:
+        spec = _resumed_spec(ctx, resume, benchmark, participant)
+    else:
+        if benchmark is None or participant is None:
+            raise Refused("run needs BENCHMARK and AGENT|nop|oracle (or --resume JOB_DIR)")
+        if options["retry_errors"]:
+            raise Refused("--retry-errors goes with --resume")
+        spec = RunSpec(
+            benchmark=benchmark,
+            participant=participant,
+            jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+            dataset=options["dataset"],
+            limit=options["limit"],
+            concurrency=options["concurrency"],
+            repeat=options["repeat"],
+            shard=_shard(options["shard_text"]),
+            bench_options=_pairs(options["bench_options"], "--bench-option"),
+            job_name=options["job_name"],
+            backend=options["backend"],
+            model=options["model"],
+            unsandboxed=options["unsandboxed"],
+            launch=options["launch"],
+        )
+    try:
+        outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
+    except RunRefused as exc:
+        raise Refused(f"run refused: {exc}") from None
+    click.echo(str(outcome.job_dir))
+    if outcome.state == "cancelled":
+        click.echo(f"cancelled; finish it with: nullius run --resume {outcome.job_dir}", err=True)
+        sys.exit(CANCELLED_EXIT)
+
+
+# Options a resumed run takes from the job's config; given again, they must agree.
+_RESUMED = {
+    "dataset": "dataset",
+    "limit": "limit",
+    "concurrency": "concurrency",
+    "repeat": "repeat",
+    "model": "model",
+    "backend": None,
+    "launch": "launch",
+}
+
+
+def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, participant: str | None) -> RunSpec:
+    job = JobDir(job_dir)
+    if not job.config_file.exists():
+        raise Refused(f"{job_dir} is not a job (no config.json)")
+    std = job.read_config()["standard"]
+    differs = []
+    if benchmark is not None and benchmark != std["benchmark_ref"]:
+        differs.append(f"benchmark {benchmark} (the job's: {std['benchmark_ref']})")
+    if participant is not None and participant != std["participant"]:
+        differs.append(f"participant {participant} (the job's: {std['participant']})")
+    for option, key in _RESUMED.items():
+        if ctx.get_parameter_source(option) != click.core.ParameterSource.COMMANDLINE:
+            continue
+        given = ctx.params[option]
+        have = std["backend"]["name"] if option == "backend" else std.get(key)
+        if given != have:
+            differs.append(f"--{option.replace('_', '-')} {given} (the job's: {have})")
+    shard = shard_from_config({"standard": std})
+    if ctx.get_parameter_source("shard_text") == click.core.ParameterSource.COMMANDLINE and str(ctx.params["shard_text"]) != str(shard):
+        differs.append(f"--shard {ctx.params['shard_text']} (the job's: {shard})")
+    if ctx.get_parameter_source("bench_options") == click.core.ParameterSource.COMMANDLINE:
+        given_options = _pairs(ctx.params["bench_options"], "--bench-option")
+        if any(std["options"].get(k) != v for k, v in given_options.items()):
+            differs.append(f"--bench-option {given_options} (the job's: {std['options']})")
+    if differs:
+        raise Refused("resuming with other settings than the job's is refused: " + "; ".join(differs))
+    return RunSpec(
+        benchmark=std["benchmark_ref"],
+        participant=std["participant"],
+        jobs_dir=job.path.parent,
+        dataset=std["dataset"],
+        limit=std["limit"],
+        concurrency=std["concurrency"],
+        repeat=std["repeat"],
+        shard=shard,
+        bench_options=dict(std["options"]),
+        job_name=job.name,
+        backend=std["backend"]["name"],
+        model=std["model"],
+        unsandboxed=std["unsandboxed"],
+        launch=std["launch"],
+        purpose=std.get("purpose"),
+    )
+
+
+@click.group("data")
+def data_group() -> None:
+    """The dataset cache."""
+
+
+@data_group.command("add")
+@click.argument("target", metavar="BENCH[/DATASET]")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@refusals
+def data_add(target: str, file: Path) -> None:
+    """Seed the cache with FILE, checked against the benchmark's pin."""
+    session = session_for(click.get_current_context())
+    ref, _, name = target.partition("/")
+    entry, bench = resolve_benchmark(session.catalogue, ref)
+    name = name or bench.default_dataset
+    dataset = bench.datasets.get(name)
+    if dataset is None:
+        raise Refused(f"{bench.ref} has no dataset {name!r} (datasets: {', '.join(bench.datasets)})")
+    try:
+        stored = data.add(session.paths, entry.key, name, dataset, file)
+    except data.DataError as exc:
+        raise Refused(str(exc)) from None
+    click.echo(f"{entry.key}/{name}: {stored} (sha256 {dataset.sha256})")

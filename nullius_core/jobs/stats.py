@@ -1,0 +1,195 @@
+"""A job's `result.json` statistics, computed over its trials by Harbor's rules, and Nullius's own.
+
+Harbor's rules: trials group by `agent__model__dataset`; the mean counts an
+errored trial's missing reward as 0; pass@k (unbiased, averaged over tasks)
+is given only when every trial's reward is a single 0 or 1, for k in
+{2, 4, 8, ...} and {5, 10, 15, ...} up to the fewest trials of a task.
+Nullius adds: the mean weighed by each unit's `parts`, pass^k for repeats
+(C(c, k) / C(n, k) averaged over the units, an errored unit left out), and
+counts of outcomes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from math import comb
+from typing import Any
+
+
+def evals_key(trial: dict[str, Any]) -> str:
+    info = trial.get("agent_info") or {}
+    model = (info.get("model_info") or {}).get("name")
+    dataset = trial.get("source") or "adhoc"
+    name = info.get("name", "unknown")
+    return f"{name}__{model}__{dataset}" if model else f"{name}__{dataset}"
+
+
+def _rewards(trial: dict[str, Any]) -> dict[str, float] | None:
+    return (trial.get("verifier_result") or {}).get("rewards")
+
+
+def eligible_k(max_k: int) -> list[int]:
+    ks = set()
+    k = 2
+    while k <= max_k:
+        ks.add(k)
+        k *= 2
+    k = 5
+    while k <= max_k:
+        ks.add(k)
+        k += 5
+    return sorted(ks)
+
+
+def _pass_at_k(n: int, c: int, k: int) -> float:
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(k):
+        product *= (n - c - i) / (n - i)
+    return 1.0 - product
+
+
+def pass_at_k(trials: list[dict[str, Any]]) -> dict[str, float]:
+    by_task: dict[str, list[int]] = defaultdict(list)
+    for trial in trials:
+        rewards = _rewards(trial)
+        if rewards is None:
+            by_task[trial["task_name"]].append(0)
+            continue
+        if len(rewards) != 1:
+            return {}
+        value = next(iter(rewards.values()))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
+            return {}
+        by_task[trial["task_name"]].append(int(value))
+    if not by_task:
+        return {}
+    fewest = min(len(s) for s in by_task.values())
+    return {
+        str(k): sum(_pass_at_k(len(s), sum(s), k) for s in by_task.values()) / len(by_task)
+        for k in eligible_k(fewest)
+    }
+
+
+def pass_hat_k(trials: list[dict[str, Any]]) -> dict[str, float]:
+    """pass^k: the chance that k attempts all pass, over units with no errored attempt."""
+    by_unit: dict[str, list[bool]] = defaultdict(list)
+    errored: set[str] = set()
+    for trial in trials:
+        unit = trial["task_name"]
+        if trial.get("exception_info") is not None or _rewards(trial) is None:
+            errored.add(unit)
+            continue
+        by_unit[unit].append(bool((trial.get("standard") or {}).get("passed")))
+    units = {u: s for u, s in by_unit.items() if u not in errored}
+    if not units:
+        return {}
+    fewest = min(len(s) for s in units.values())
+    return {
+        str(k): sum(comb(sum(s), k) / comb(len(s), k) for s in units.values()) / len(units)
+        for k in range(1, fewest + 1)
+    }
+
+
+def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0) -> dict[str, Any]:
+    """Harbor's JobStats over the trials that have a result."""
+    evals: dict[str, dict[str, Any]] = {}
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    stats: dict[str, Any] = {
+        "n_completed_trials": 0,
+        "n_errored_trials": 0,
+        "n_running_trials": n_running,
+        "n_pending_trials": 0,
+        "n_cancelled_trials": 0,
+        "n_retries": 0,
+    }
+    tokens = {"n_input_tokens": None, "n_cache_tokens": None, "n_output_tokens": None, "cost_usd": None}
+    for trial in trials:
+        stats["n_completed_trials"] += 1
+        key = evals_key(trial)
+        grouped[key].append(trial)
+        entry = evals.setdefault(
+            key, {"n_trials": 0, "n_errors": 0, "metrics": [], "pass_at_k": {}, "reward_stats": {}, "exception_stats": {}}
+        )
+        rewards = _rewards(trial)
+        if rewards is not None:
+            entry["n_trials"] += 1
+            for name, value in rewards.items():
+                entry["reward_stats"].setdefault(name, {}).setdefault(_key(value), []).append(trial["trial_name"])
+        exception = trial.get("exception_info")
+        if exception is not None:
+            entry["exception_stats"].setdefault(exception["exception_type"], []).append(trial["trial_name"])
+            entry["n_errors"] += 1
+            stats["n_errored_trials"] += 1
+            if exception["exception_type"] == "CancelledError":
+                stats["n_cancelled_trials"] += 1
+        usage = trial.get("agent_result") or {}
+        for name in tokens:
+            if usage.get(name) is not None:
+                tokens[name] = (tokens[name] or 0) + usage[name]
+    for key, group in grouped.items():
+        evals[key]["metrics"] = [{"mean": _mean(group)}]
+        evals[key]["pass_at_k"] = pass_at_k(group)
+        hat = pass_hat_k(group)
+        if hat and max(int(k) for k in hat) > 1:
+            evals[key]["pass_hat_k"] = hat
+    stats["n_pending_trials"] = max(n_total - stats["n_completed_trials"] - n_running, 0)
+    stats["evals"] = evals
+    stats.update({k: v for k, v in tokens.items() if v is not None})
+    return stats
+
+
+def _key(value: float) -> str:
+    return str(float(value)) if isinstance(value, (int, float)) else str(value)
+
+
+def _mean(trials: list[dict[str, Any]]) -> float:
+    """Harbor's mean: a missing reward counts as 0."""
+    values = []
+    for trial in trials:
+        rewards = _rewards(trial)
+        values.append(float(next(iter(rewards.values()))) if rewards else 0.0)
+    return sum(values) / len(values) if values else 0.0
+
+
+def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, Any]:
+    """Nullius's own reading of a job: outcomes, the mean weighed by parts, the breakdown by part."""
+    passed = failed = errored = cancelled = 0
+    weighted = weight = 0.0
+    breakdown: dict[str, dict[str, list[float]]] = {}
+    for trial in trials:
+        own = trial.get("standard") or {}
+        exception = trial.get("exception_info")
+        rewards = _rewards(trial)
+        if exception is not None and exception["exception_type"] == "CancelledError":
+            cancelled += 1
+        elif exception is not None and rewards is None:
+            errored += 1
+        elif own.get("passed") is True:
+            passed += 1
+        else:
+            failed += 1
+        reward = float(next(iter(rewards.values()))) if rewards else 0.0
+        parts = own.get("parts") or {}
+        n = float(parts.get("n", 1)) if isinstance(parts, dict) else 1.0
+        weighted += reward * n
+        weight += n
+        by = parts.get("by") if isinstance(parts, dict) else None
+        for part in (parts.get("parts") or []) if isinstance(parts, dict) else []:
+            if by and isinstance(part, dict) and by in part and "reward" in part:
+                breakdown.setdefault(by, {}).setdefault(str(part[by]), []).append(float(part["reward"]))
+    out: dict[str, Any] = {
+        "trials": len(trials),
+        "planned": n_total,
+        "errored": errored,
+        "cancelled": cancelled,
+        "mean": weighted / weight if weight else 0.0,
+    }
+    if kind == "pass":
+        out.update(passed=passed, failed=failed)
+    else:
+        out.update(scored=passed + failed)
+    if breakdown:
+        out["parts"] = {by: {v: sum(r) / len(r) for v, r in groups.items()} for by, groups in breakdown.items()}
+    return out

@@ -1,0 +1,152 @@
+"""A driver's (or capability's) environment: installed once per digest under STANDARD_DIR.
+
+`driver.install` names the interpreter, pinned pip requirements, packages
+from other indexes, wheels checked by sha256 and the upstream project itself.
+The digest covers all of it, so a changed pin is a new environment and an
+unchanged one is installed once. The installer is handed no variable named
+like a secret.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from nullius_core.definitions import Install, unstructure
+from nullius_core.paths import Paths
+from nullius_core.run.progress import Progress, Timer
+from nullius_core.run.secrets import without_secrets
+
+MARKER = ".nullius-installed"
+
+
+class InstallError(Exception):
+    """The environment cannot be installed; says why."""
+
+
+def digest(install: Install) -> str:
+    canonical = json.dumps(unstructure(install), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def env_dir(paths: Paths, key: str, install: Install, kind: str = "drivers") -> Path:
+    return paths.standard_dir / kind / key / digest(install)
+
+
+def find_python(version: str | None) -> Path:
+    """An interpreter of `version` (3.12, 3.11.7), never a virtual environment's."""
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    if version is None:
+        return base
+    here = ".".join(str(p) for p in sys.version_info[: len(version.split("."))])
+    if here == version:
+        return base
+    short = ".".join(version.split(".")[:2])
+    found = shutil.which(f"python{short}")
+    if found:
+        return Path(found)
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for candidate in sorted(pyenv.glob(f"{version}*"), reverse=True):
+        exe = candidate / "bin" / f"python{short}"
+        if exe.exists():
+            return exe
+    raise InstallError(f"the environment needs Python {version}, which this machine does not have (install it, e.g. with pyenv or uv python install {version})")
+
+
+def ensure(
+    paths: Paths,
+    key: str,
+    install: Install,
+    progress: Progress,
+    upstream: Path | None = None,
+    kind: str = "drivers",
+    label: str = "driver",
+) -> Path:
+    """The installed environment's folder (`{install}`), installing it first if needed."""
+    target = env_dir(paths, key, install, kind)
+    if (target / MARKER).exists():
+        progress.stage("install", **{label: key}, state="cached")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run may be installing the same digest
+        if (target / MARKER).exists():
+            progress.stage("install", **{label: key}, state="cached")
+            return target
+        progress.stage("install", **{label: key}, state="start", digest=target.name)
+        timer = Timer()
+        # A venv's scripts name their folder, so it is installed in place; the
+        # marker, written last, is what makes it count (a killed install is redone).
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        try:
+            _install(target, install, upstream)
+        except InstallError:
+            progress.stage("install", **{label: key}, state="failed", seconds=timer.seconds)
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        (target / MARKER).write_text(json.dumps({"install": unstructure(install)}, indent=2) + "\n")
+        progress.stage("install", **{label: key}, state="done", seconds=timer.seconds)
+    return target
+
+
+def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:
+    env = {**without_secrets(os.environ), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
+        raise InstallError(f"{what} failed (exit {done.returncode}):\n" + "\n".join(tail))
+
+
+def _install(folder: Path, install: Install, upstream: Path | None) -> None:
+    if install.npm:
+        _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), *install.npm], "npm install")
+    python_wanted = bool(install.pip or install.indexes or install.wheels or install.project or install.python)
+    if not python_wanted:
+        return
+    python = find_python(install.python)
+    _run([str(python), "-m", "venv", str(folder / ".venv")], f"creating a venv with {python}")
+    pip = [str(folder / ".venv" / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    if install.pip:
+        _run([*pip, *install.pip], "pip install")
+    for index in install.indexes or []:
+        _run([*pip, "--extra-index-url", index.url, *index.packages], f"pip install from {index.url}")
+    for wheel in install.wheels or []:
+        _run([*pip, str(_fetch_wheel(wheel.url, wheel.sha256, folder))], f"pip install {wheel.url}")
+    if install.project is not None:
+        if upstream is None:
+            raise InstallError("the environment installs the upstream project, but the upstream is not cloned")
+        project = upstream / install.project.path
+        extras = f"[{','.join(install.extras)}]" if install.extras else ""
+        if install.project.locked:
+            if shutil.which("uv") is None:
+                raise InstallError("project.locked installs at the upstream's lock file's pins with uv export --frozen; uv is not on PATH (pip install uv)")
+            locked = folder / "locked-requirements.txt"
+            _run(["uv", "export", "--frozen", "--no-hashes", "--no-emit-project", "-o", str(locked)], "uv export --frozen", cwd=project)
+            _run([*pip, "-r", str(locked)], "pip install of the locked requirements")
+        _run([*pip, "--no-deps" if install.project.locked else "--upgrade-strategy=only-if-needed", f"{project}{extras}"], "pip install of the upstream project")
+    if install.prefetch:
+        raise InstallError("install.prefetch is not supported by this version of Nullius")
+
+
+def _fetch_wheel(url: str, sha256: str, folder: Path) -> Path:
+    name = url.rsplit("/", 1)[-1].split("?")[0]
+    target = folder / "wheels" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response, open(target, "wb") as out:  # noqa: S310
+            shutil.copyfileobj(response, out)
+    except OSError as exc:
+        raise InstallError(f"cannot download {url}: {exc}") from None
+    found = hashlib.sha256(target.read_bytes()).hexdigest()
+    if found != sha256:
+        raise InstallError(f"{url}: its sha256 is {found}, but the pin is {sha256}; refused")
+    return target

@@ -1,0 +1,231 @@
+"""Everything a run settles before its first unit: what runs, with what, on what.
+
+A run refused here is refused whole (`stage=refused`), before any unit
+starts: an unknown dataset or option, a pair that does not fit, a missing
+program, a driver environment that cannot be installed, data that cannot be
+had.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.catalogue.catalogue import Entry
+from nullius_core.catalogue.listing import resolve_benchmark
+from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark
+from nullius_core.plugins.registries import BackendSpec, RunnerSpec
+from nullius_core.run import data, install, upstream
+from nullius_core.run.driver import DriverLaunch
+from nullius_core.run.progress import Progress
+from nullius_core.run.secrets import without_secrets
+from nullius_core.run.spec import RunSpec
+from nullius_core.session import Session
+
+
+class RunRefused(Exception):
+    """The run cannot start; the message says why and, where it can, what to do."""
+
+
+@attrs.frozen(kw_only=True)
+class Prepared:
+    entry: Entry
+    bench: ResolvedBenchmark
+    dataset_name: str
+    dataset: Dataset
+    options: dict[str, str]
+    runner: RunnerSpec
+    backend: BackendSpec
+    launch: DriverLaunch
+    dataset_file: Path | None
+    install_dir: Path | None
+    upstream_dir: Path | None
+
+    @property
+    def score_seconds(self) -> float:
+        return float(self.bench.limits.score_seconds or 60)
+
+
+def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) -> Prepared:
+    try:
+        entry, bench = resolve_benchmark(session.catalogue, spec.benchmark)
+    except DefinitionError as exc:
+        raise RunRefused("the benchmark's definition is invalid:\n" + exc.render()) from None
+    except LookupError as exc:
+        raise RunRefused(str(exc.args[0])) from None
+    standard = bench.standard
+    if standard.kit is not None:
+        raise RunRefused(f"{bench.ref} is the kit of {standard.kit.port}: kits prove agents (nullius conform), they are not run")
+    if bench.driver is None:
+        raise RunRefused(f"{bench.ref} has no driver")
+    dataset_name = spec.dataset or bench.default_dataset
+    if dataset_name not in bench.datasets:
+        raise RunRefused(f"{bench.ref} has no dataset {dataset_name!r} (datasets: {', '.join(bench.datasets)})")
+    dataset = bench.datasets[dataset_name]
+    if spec.control is None:
+        raise RunRefused(
+            f"{spec.participant!r}: this version of Nullius runs the controls (nop, oracle); agents and "
+            "capabilities run once their protocol adapters are installed"
+        )
+    options = resolve_options(standard.options or {}, spec.bench_options, dataset_name, bench.ref)
+    backend = session.backends.get(spec.backend)
+    if backend is None:
+        known = ", ".join(session.backends.names()) or "none registered"
+        raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
+    runner = session.runners.get("driver:stdio")
+    if runner is None:
+        raise RunRefused("no driver runner is registered (is the bundled plugin stdio-runner blocked?)")
+    check_host(bench)
+    paths = session.paths
+    clone = upstream.existing_clone(paths, entry.key, bench.upstream)
+    install_dir = None
+    install_python = None
+    if bench.driver.install is not None:
+        needs_clone = bench.driver.install.project is not None
+        if needs_clone and clone is None and bench.upstream is not None:
+            clone = _clone(session, entry, bench, progress)
+        try:
+            install_dir = install.ensure(paths, entry.key, bench.driver.install, progress, upstream=clone)
+        except install.InstallError as exc:
+            raise RunRefused(f"the driver's environment of {bench.ref} cannot be installed: {exc}") from None
+        venv_python = install_dir / ".venv" / "bin" / "python"
+        install_python = venv_python if venv_python.exists() else None
+    try:
+        dataset_file = data.resolve(
+            paths,
+            entry.key,
+            dataset_name,
+            dataset,
+            here=entry.folder,
+            progress=progress,
+            upstream_dir=(lambda: _clone(session, entry, bench, progress)) if bench.upstream and bench.upstream.repository else None,
+            install_python=install_python,
+        )
+    except data.DataError as exc:
+        raise RunRefused(str(exc)) from None
+    clone = clone or upstream.existing_clone(paths, entry.key, bench.upstream)
+    launch = driver_launch(bench, entry, dataset_file, clone, install_dir, options, scratch)
+    return Prepared(
+        entry=entry,
+        bench=bench,
+        dataset_name=dataset_name,
+        dataset=dataset,
+        options=options,
+        runner=runner,
+        backend=backend,
+        launch=launch,
+        dataset_file=dataset_file,
+        install_dir=install_dir,
+        upstream_dir=clone,
+    )
+
+
+def _clone(session: Session, entry: Entry, bench: ResolvedBenchmark, progress: Progress) -> Path:
+    assert bench.upstream is not None
+    try:
+        return upstream.ensure_clone(session.paths, entry.key, bench.upstream, progress)
+    except upstream.UpstreamError as exc:
+        raise data.DataError(str(exc)) from None
+
+
+def resolve_options(declared: dict[str, Option], given: dict[str, str], dataset: str, ref: str) -> dict[str, str]:
+    """Every option's value (defaults included), refusing an unknown name or a value not allowed."""
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared)) or "none"
+            raise RunRefused(f"{ref} has no option {name!r} (options: {known})")
+        if option.datasets and dataset not in option.datasets:
+            raise RunRefused(f"option {name!r} of {ref} applies to datasets {', '.join(option.datasets)}, not {dataset!r}")
+        if not option.allows(value):
+            allowed = ", ".join(option.values) if option.values is not None else f"values matching {option.pattern!r}"
+            raise RunRefused(f"option {name!r} of {ref} does not allow {value!r} (allowed: {allowed})")
+    out: dict[str, str] = {}
+    for name, option in declared.items():
+        if option.datasets and dataset not in option.datasets:
+            continue
+        value = given.get(name, option.default)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def check_host(bench: ResolvedBenchmark) -> None:
+    host = bench.driver.host if bench.driver else None
+    if host is None:
+        return
+    missing = [program for program in host.check if shutil.which(program) is None]
+    if not missing:
+        return
+    how = []
+    if host.install and host.install.apt:
+        how.append("apt-get install -y " + " ".join(host.install.apt))
+    if host.install and host.install.npm:
+        how.append("npm install -g " + " ".join(host.install.npm))
+    hint = f"; install with: {' && '.join(how)}" if how else ""
+    raise RunRefused(f"{bench.ref} needs {', '.join(missing)} on PATH ({host.summary}){hint}")
+
+
+def _inside_own_env(folder: str) -> bool:
+    """A PATH entry of the virtual environment Nullius itself runs in."""
+    if sys.prefix == sys.base_prefix or not folder:
+        return False
+    try:
+        return Path(folder).resolve().is_relative_to(Path(sys.prefix).resolve())
+    except OSError:
+        return False
+
+
+def machine_python() -> Path:
+    """The machine's python3: the first on PATH outside Nullius's own environment."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(folder) / "python3"
+        if folder and not _inside_own_env(folder) and os.access(candidate, os.X_OK):
+            return candidate
+    return Path(getattr(sys, "_base_executable", sys.executable))
+
+
+def fill(text: str, slots: dict[str, str]) -> str:
+    """Replace `{name}` for the given slots only; other braces are left as they are."""
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: slots.get(m.group(1), m.group(0)), text)
+
+
+def driver_launch(
+    bench: ResolvedBenchmark,
+    entry: Entry,
+    dataset_file: Path | None,
+    clone: Path | None,
+    install_dir: Path | None,
+    options: dict[str, str],
+    scratch: Path,
+) -> DriverLaunch:
+    assert bench.driver is not None
+    slots = {"here": str(entry.folder)}
+    if install_dir is not None:
+        slots["install"] = str(install_dir)
+    argv = [fill(arg, slots) for arg in bench.driver.command]
+    if argv[0] in ("python3", "python"):
+        argv[0] = str(machine_python())
+    unfilled = [a for a in argv if "{install}" in a]
+    if unfilled:
+        raise RunRefused(f"{bench.ref}: driver.command names {{install}} but driver.install is not set")
+    env: dict[str, Any] = without_secrets(os.environ)
+    for key in [k for k in env if k.startswith("NULLIUS_")] + ["VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH"]:
+        env.pop(key, None)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not _inside_own_env(p))
+    env.update(
+        NULLIUS_DATASET=str(dataset_file) if dataset_file else "",
+        NULLIUS_UPSTREAM=str(clone) if clone else "",
+        NULLIUS_VERSION=bench.version or "",
+        PYTHONUNBUFFERED="1",
+    )
+    for name, value in options.items():
+        env[f"NULLIUS_OPTION_{name.upper()}"] = value
+    scratch.mkdir(parents=True, exist_ok=True)
+    return DriverLaunch(argv=argv, env=env, cwd=scratch, label=f"driver of {bench.ref}")

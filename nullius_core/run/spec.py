@@ -1,0 +1,51 @@
+"""What a run is asked to do, as the command line (or prove, or resume) says it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import attrs
+
+from nullius_core.run.shard import Shard
+
+CONTROLS = ("nop", "oracle")
+
+
+@attrs.frozen(kw_only=True)
+class RunSpec:
+    benchmark: str
+    participant: str
+    jobs_dir: Path
+    dataset: str | None = None
+    limit: int | None = None
+    concurrency: int = 4
+    repeat: int = 1
+    shard: Shard | None = None
+    bench_options: dict[str, str] = attrs.field(factory=dict)
+    job_name: str | None = None
+    backend: str = "local"
+    model: str | None = None
+    unsandboxed: bool = False
+    launch: str | None = None
+    purpose: str | None = None
+
+    @property
+    def control(self) -> str | None:
+        return self.participant if self.participant in CONTROLS else None
+
+    def default_job_name(self, started: datetime | None = None) -> str:
+        stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%d__%H-%M-%S")
+        parts = [stamp, self.benchmark.replace("@", "-"), self.purpose or self.participant.replace("@", "-")]
+        if self.model:
+            parts.append(self.model.replace("/", "-").replace("@", "-"))
+        if self.shard is not None:
+            parts.append(f"shard-{self.shard.index}of{self.shard.of}")
+        return "__".join(parts)
+
+    def launch_name(self, started: datetime | None = None) -> str:
+        """One launch of several shards: `--launch`, else the UTC day, benchmark, participant and model."""
+        if self.launch:
+            return self.launch
+        day = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%d")
+        return "__".join(p for p in (day, self.benchmark, self.participant, self.model or "") if p)

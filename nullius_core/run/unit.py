@@ -1,0 +1,268 @@
+"""One trial: a unit's setup, its answer (a control's or, later, an agent's), its score, its records.
+
+Whatever happens, the trial ends with its records written: a failed op is
+the trial's recorded error, named by the op, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import traceback
+import uuid
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from nullius_core import __version__
+from nullius_core.jobs.layout import JobDir, TrialDir
+from nullius_core.jobs.records import (
+    AgentInfo,
+    ExceptionInfo,
+    Step,
+    Timing,
+    Trajectory,
+    TrajectoryAgent,
+    TrialConfig,
+    TrialResult,
+    VerifierResult,
+    dump,
+    iso,
+    utcnow,
+)
+from nullius_core.run.backend import Backend, commit_setup
+from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.run.prepare import Prepared
+
+# The exception a failed op is recorded as (Harbor's names where Harbor has one).
+OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
+
+
+class TrialError(Exception):
+    """A trial failed in a way that has a name in the record."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@attrs.frozen(kw_only=True)
+class Work:
+    unit: str
+    position: int
+    attempt: int
+    trial_name: str
+
+
+@attrs.frozen(kw_only=True)
+class RunFacts:
+    """What every trial of a run shares."""
+
+    job: JobDir
+    job_id: str
+    prepared: Prepared
+    control: str | None
+    model: str | None
+    standard: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class TrialOutcome:
+    result: dict[str, Any]
+    outcome: str
+    reward: float | None
+    passed: bool | None
+    exception_type: str | None
+    seconds: float
+
+
+def trial_name(unit: str, attempt: int, repeat: int) -> str:
+    return unit if repeat == 1 else f"{unit}r{attempt}"
+
+
+def _error(op: str, exc: DriverError) -> TrialError:
+    kind = OP_EXCEPTION.get(op, "CauseUnknownError")
+    if op == "score" and exc.failure == "timeout":
+        kind = "VerifierTimeoutError"
+    return TrialError(kind, str(exc))
+
+
+async def _call(driver: Driver, op: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    try:
+        return await driver.call(op, request, timeout)
+    except DriverError as exc:
+        raise _error(op, exc) from None
+
+
+def trial_config(facts: RunFacts, work: Work) -> TrialConfig:
+    prepared = facts.prepared
+    return TrialConfig(
+        task={"path": f"{prepared.entry.key}/{work.unit}", "source": prepared.dataset_name},
+        trial_name=work.trial_name,
+        trials_dir=str(facts.job.path),
+        agent={"name": facts.control or "agent", "model_name": facts.model},
+        environment={"import_path": f"nullius.backends:{prepared.backend.name}"},
+        job_id=facts.job_id,
+        standard={**facts.standard, "unit": work.unit, "position": work.position, "attempt": work.attempt},
+    )
+
+
+async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backend) -> TrialOutcome:
+    prepared = facts.prepared
+    trial = facts.job.trial(work.trial_name)
+    trial.make()
+    config = trial_config(facts, work)
+    trial.write_json("config.json", dump(config))
+    driver.log_to(trial.log)
+    started = utcnow()
+    timings: dict[str, Timing] = {}
+    exception: ExceptionInfo | None = None
+    prompt: str | None = None
+    answer: str | None = None
+    score: dict[str, Any] | None = None
+    cancelled = False
+    base = {"unit": work.unit, "dataset": prepared.dataset_name}
+    phase_start = started
+    try:
+        place = await backend.prepare_unit(trial.workspace, trial.home)
+        setup = await _call(driver, "setup", {**base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
+        prompt = setup.get("prompt")
+        if not isinstance(prompt, str):
+            raise TrialError("EnvironmentSetupError", f"setup replied without a prompt string: {sorted(setup)}")
+        await asyncio.to_thread(commit_setup, place.workspace)
+        timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
+        phase_start = utcnow()
+        if facts.control == "oracle":
+            reply = await _call(driver, "oracle", {**base, "dir": str(place.workspace)}, OP_SECONDS["oracle"])
+            answer = reply.get("answer")
+            if not isinstance(answer, str):
+                raise TrialError("OracleError", "oracle replied without an answer string")
+        else:
+            answer = ""
+        timings["agent_execution"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
+        phase_start = utcnow()
+        transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
+        score = await _call(
+            driver,
+            "score",
+            {**base, "dir": str(place.workspace), "answer": answer, "transcript": transcript},
+            prepared.score_seconds,
+        )
+        check_score(score, prepared.bench.standard.kind)
+        timings["verifier"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
+    except TrialError as exc:
+        exception = _info(exc.kind, str(exc), "".join(traceback.format_exception_only(exc)))
+    except asyncio.CancelledError:
+        cancelled = True
+        exception = _info("CancelledError", "the run was cancelled while this trial ran", "")
+    except Exception as exc:  # noqa: BLE001 - a bug of ours is this trial's error, the run goes on
+        exception = _info("CauseUnknownError", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    finally:
+        driver.log_to(None)
+    finished = utcnow()
+    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score)
+    if cancelled:
+        raise asyncio.CancelledError
+    return outcome
+
+
+def check_score(score: dict[str, Any], kind: str) -> None:
+    reward = score.get("reward")
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not math.isfinite(reward):
+        raise TrialError("VerifierError", f"score replied without a finite number as reward: {reward!r}")
+    passed = score.get("passed")
+    if kind == "pass" and not isinstance(passed, bool):
+        raise TrialError("VerifierError", "score of a benchmark that passes or fails replied without passed: true or false")
+    if kind == "score" and passed is not None and not isinstance(passed, bool):
+        raise TrialError("VerifierError", f"score replied with passed that is not true or false: {passed!r}")
+
+
+def _info(kind: str, message: str, trace: str) -> ExceptionInfo:
+    return ExceptionInfo(exception_type=kind, exception_message=message, exception_traceback=trace, occurred_at=iso(utcnow()))
+
+
+def _write(
+    facts: RunFacts,
+    work: Work,
+    trial: TrialDir,
+    config: TrialConfig,
+    started: datetime,
+    finished: datetime,
+    timings: dict[str, Timing],
+    exception: ExceptionInfo | None,
+    prompt: str | None,
+    answer: str | None,
+    score: dict[str, Any] | None,
+) -> TrialOutcome:
+    prepared = facts.prepared
+    kind = prepared.bench.standard.kind
+    reward = passed = None
+    if score is not None and exception is None:
+        reward = float(score["reward"])
+        passed = score.get("passed") if kind == "pass" else None
+        trial.write_text("verifier/reward.txt", f"{reward:g}\n")
+        trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
+    if exception is not None:
+        trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
+        outcome = "cancelled" if exception.exception_type == "CancelledError" else "error"
+    elif kind == "pass":
+        outcome = "passed" if passed else "failed"
+    else:
+        outcome = "scored"
+    if prompt is not None:
+        trial.write_json("agent/trajectory.json", dump(_trajectory(facts, prompt, answer, started, finished)))
+    result = TrialResult(
+        id=str(uuid.uuid4()),
+        task_name=work.unit,
+        trial_name=work.trial_name,
+        trial_uri=trial.path.resolve().as_uri(),
+        task_id={"path": f"{prepared.entry.key}/{work.unit}"},
+        source=prepared.dataset_name,
+        task_checksum=hashlib.sha256(f"{facts.standard.get('dataset_sha256') or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
+        config=config,
+        agent_info=AgentInfo(name=facts.control or "agent", version=__version__),
+        verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
+        exception_info=exception,
+        started_at=iso(started),
+        finished_at=iso(finished),
+        environment_setup=timings.get("environment_setup"),
+        agent_execution=timings.get("agent_execution"),
+        verifier=timings.get("verifier"),
+        standard={
+            "unit": work.unit,
+            "position": work.position,
+            "attempt": work.attempt,
+            "control": facts.control,
+            "outcome": outcome,
+            "passed": passed,
+            "parts": (score or {}).get("parts") if exception is None else None,
+            "job": facts.job.name,
+            "benchmark": prepared.bench.ref,
+            "dataset": prepared.dataset_name,
+        },
+    )
+    record = dump(result)
+    trial.write_json("result.json", record)
+    return TrialOutcome(
+        result=record,
+        outcome=outcome,
+        reward=reward,
+        passed=passed,
+        exception_type=exception.exception_type if exception else None,
+        seconds=(finished - started).total_seconds(),
+    )
+
+
+def _trajectory(facts: RunFacts, prompt: str, answer: str | None, started: datetime, finished: datetime) -> Trajectory:
+    steps = [Step(step_id=1, source="user", message=prompt, timestamp=iso(started))]
+    if answer is not None:
+        # A control answers without a model: a deterministic step.
+        steps.append(Step(step_id=2, source="agent", message=answer, timestamp=iso(finished), llm_call_count=0))
+    return Trajectory(
+        session_id=facts.job.name,
+        agent=TrajectoryAgent(name=facts.control or "agent", version=__version__),
+        steps=steps,
+        extra={"nullius_control": facts.control} if facts.control else None,
+    )

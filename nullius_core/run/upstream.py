@@ -1,0 +1,61 @@
+"""Upstreams: a benchmark's repository, cloned once at its tested commit under STANDARD_DIR/upstreams/."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from nullius_core.definitions import Upstream
+from nullius_core.paths import Paths
+from nullius_core.run.progress import Progress, Timer
+from nullius_core.run.secrets import without_secrets
+
+
+class UpstreamError(Exception):
+    """The upstream cannot be had; says why and what to do."""
+
+
+def clone_dir(paths: Paths, key: str, upstream: Upstream) -> Path | None:
+    if not upstream.repository or not upstream.tested:
+        return None
+    return paths.standard_dir / "upstreams" / key / upstream.tested
+
+
+def existing_clone(paths: Paths, key: str, upstream: Upstream | None) -> Path | None:
+    folder = clone_dir(paths, key, upstream) if upstream else None
+    return folder if folder is not None and (folder / ".nullius-cloned").exists() else None
+
+
+def ensure_clone(paths: Paths, key: str, upstream: Upstream, progress: Progress) -> Path:
+    """The clone at `tested`, made now if it is not there yet."""
+    folder = clone_dir(paths, key, upstream)
+    if folder is None:
+        raise UpstreamError(f"benchmark {key!r} pins no upstream repository and commit")
+    if (folder / ".nullius-cloned").exists():
+        progress.stage("install", upstream=key, state="cached")
+        return folder
+    import os
+
+    progress.stage("install", upstream=key, state="start", commit=upstream.tested)
+    timer = Timer()
+    tmp = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    env = {**without_secrets(os.environ), "GIT_TERMINAL_PROMPT": "0"}
+    steps = [
+        ["git", "clone", "--quiet", "--no-checkout", upstream.repository, str(tmp)],
+        ["git", "-C", str(tmp), "checkout", "--quiet", upstream.tested],
+    ]
+    for argv in steps:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
+        if done.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            progress.stage("install", upstream=key, state="failed", seconds=timer.seconds)
+            raise UpstreamError(
+                f"cannot clone {upstream.repository} at {upstream.tested}: {done.stderr.strip() or done.stdout.strip()}"
+            )
+    (tmp / ".nullius-cloned").write_text(upstream.tested + "\n")
+    tmp.rename(folder)
+    progress.stage("install", upstream=key, state="done", seconds=timer.seconds)
+    return folder

@@ -1,0 +1,42 @@
+"""The local backend: a unit's processes run on this machine, as you, in the unit's own folders.
+
+It is not a sandbox. Controls need no consent; an agent run needs
+`--unsandboxed` (recorded in the job's config).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nullius_core import hookimpl
+from nullius_core.plugins import BackendRegistry, BackendSpec
+from nullius_core.run.backend import UnitPlace, init_repository
+
+
+class LocalBackend:
+    name = "local"
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "isolation": "none: processes run as you on this machine"}
+
+    async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
+        workspace.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        init_repository(workspace)
+        return UnitPlace(workspace=workspace, home=home)
+
+    async def close(self) -> None:
+        return None
+
+
+@hookimpl
+def nullius_register_backends(registry: BackendRegistry) -> None:
+    registry.add(
+        BackendSpec(
+            name="local",
+            summary="Processes on this machine, as you; not a sandbox (agent runs need --unsandboxed).",
+            factory=LocalBackend,
+            isolates=False,
+        )
+    )

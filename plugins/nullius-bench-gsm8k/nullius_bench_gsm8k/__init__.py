@@ -1,0 +1,1 @@
+"""GSM8K as a Nullius benchmark plugin."""

@@ -1,0 +1,1 @@
+"""HumanEval as a Nullius benchmark plugin."""

@@ -1,0 +1,188 @@
+"""A cached Python 3.12 venv holding exactly harbor==0.25.0, for validating Nullius jobs.
+
+Harbor 0.25.0 needs Python >= 3.12 while Nullius runs on 3.11, so Harbor's own
+pydantic models (the judge of "Harbor's shape") live in a venv of their own.
+
+    from tests.harbor.venv import ensure_harbor_python
+    python = ensure_harbor_python()      # Path to the venv's python3.12
+
+The venv is built once per machine and kept between test runs at
+``~/.cache/nullius-tests/harbor-0.25.0-py3.12`` (``$XDG_CACHE_HOME`` is honoured;
+``NULLIUS_HARBOR_VENV`` overrides the whole path). Builds run under an exclusive
+``fcntl`` lock on a file beside the venv, so parallel test processes wait for one
+build instead of racing. A completion marker is written last: a venv without it
+(e.g. from a killed run) is deleted and rebuilt.
+
+Python 3.12 is found by ``shutil.which("python3.12")`` and then in pyenv's
+versions folder (``$PYENV_ROOT`` or ``~/.pyenv``). Every candidate is run to
+check that it really is 3.12 (a pyenv shim can exist without working). If none
+works, ``HarborPythonNotFound`` is raised: this never skips silently.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HARBOR_VERSION = "0.25.0"
+PYTHON_VERSION = (3, 12)
+MARKER_NAME = ".nullius-harbor-complete"
+ENV_OVERRIDE = "NULLIUS_HARBOR_VENV"
+
+
+class HarborPythonNotFound(RuntimeError):
+    """No working Python 3.12 interpreter to build the Harbor venv with."""
+
+
+class HarborVenvBuildFailed(RuntimeError):
+    """Creating the venv or installing harbor into it failed."""
+
+
+def venv_dir() -> Path:
+    override = os.environ.get(ENV_OVERRIDE)
+    if override:
+        return Path(override).expanduser().resolve()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "nullius-tests" / f"harbor-{HARBOR_VERSION}-py{PYTHON_VERSION[0]}.{PYTHON_VERSION[1]}"
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _works(candidate: str | os.PathLike[str]) -> bool:
+    try:
+        out = subprocess.run(
+            [str(candidate), "-c", "import sys, venv; print(*sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and out.stdout.split() == [str(p) for p in PYTHON_VERSION]
+
+
+def find_python312() -> Path:
+    """A working python3.12: PATH first, then pyenv's versions folder."""
+    name = "python{}.{}".format(*PYTHON_VERSION)
+    candidates: list[Path] = []
+    on_path = shutil.which(name)
+    if on_path:
+        candidates.append(Path(on_path))
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    versions = pyenv_root / "versions"
+    if versions.is_dir():
+        prefix = "{}.{}.".format(*PYTHON_VERSION)
+        found = [v for v in versions.iterdir() if v.name.startswith(prefix) and (v / "bin" / name).exists()]
+
+        def patch(v: Path) -> int:
+            tail = v.name[len(prefix):]
+            return int(tail) if tail.isdigit() else -1
+
+        candidates += [v / "bin" / name for v in sorted(found, key=patch, reverse=True)]
+    for candidate in candidates:
+        if _works(candidate):
+            return candidate
+    tried = ", ".join(str(c) for c in candidates) or "none found"
+    raise HarborPythonNotFound(
+        f"Harbor {HARBOR_VERSION} needs Python {name[6:]}, and no working {name} was found "
+        f"(tried: {tried}). Install one, e.g. `pyenv install 3.12` (it lands in "
+        f"{versions}/3.12.x and is found there), or Debian/Ubuntu `apt-get install python3.12 "
+        f"python3.12-venv`, or put any {name} on PATH. Alternatively point {ENV_OVERRIDE} at a "
+        f"venv that already holds harbor=={HARBOR_VERSION} and a marker file {MARKER_NAME}."
+    )
+
+
+def _marker_ok(venv: Path) -> bool:
+    marker = venv / MARKER_NAME
+    if not marker.is_file() or not _venv_python(venv).exists():
+        return False
+    try:
+        info = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return info.get("harbor") == HARBOR_VERSION
+
+
+def build_info() -> dict | None:
+    """What the completion marker recorded (python, build_seconds, built_at), if built."""
+    venv = venv_dir()
+    if not _marker_ok(venv):
+        return None
+    return json.loads((venv / MARKER_NAME).read_text())
+
+
+def _run(cmd: list[str], what: str) -> None:
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise HarborVenvBuildFailed(
+            f"{what} failed (exit {out.returncode}): {' '.join(cmd)}\n"
+            f"--- stdout ---\n{out.stdout[-4000:]}\n--- stderr ---\n{out.stderr[-4000:]}"
+        )
+
+
+def _build(venv: Path) -> None:
+    base = find_python312()
+    if venv.exists() or venv.is_symlink():
+        if venv.is_dir() and not venv.is_symlink():
+            shutil.rmtree(venv)
+        else:
+            venv.unlink()
+    started = time.monotonic()
+    _run([str(base), "-m", "venv", str(venv)], "creating the Harbor venv")
+    py = str(_venv_python(venv))
+    _run(
+        [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"harbor=={HARBOR_VERSION}"],
+        f"pip install harbor=={HARBOR_VERSION}",
+    )
+    # Prove the install is the exact release and that the models import.
+    check = (
+        "import importlib.metadata as m, sys;"
+        "import harbor.models.job.result, harbor.models.trial.result, harbor.models.trajectories;"
+        "print(m.version('harbor'))"
+    )
+    out = subprocess.run([py, "-c", check], capture_output=True, text=True)
+    if out.returncode != 0 or out.stdout.strip() != HARBOR_VERSION:
+        raise HarborVenvBuildFailed(
+            f"harbor in {venv} is not importable as {HARBOR_VERSION}: {out.stdout.strip()!r}\n{out.stderr[-4000:]}"
+        )
+    seconds = round(time.monotonic() - started, 1)
+    info = {
+        "harbor": HARBOR_VERSION,
+        "python": str(base),
+        "build_seconds": seconds,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    # Written last, atomically: its presence means the venv is complete.
+    tmp = venv / (MARKER_NAME + ".tmp")
+    tmp.write_text(json.dumps(info, indent=2) + "\n")
+    os.replace(tmp, venv / MARKER_NAME)
+    print(f"[nullius] built Harbor {HARBOR_VERSION} venv at {venv} in {seconds}s", file=sys.stderr)
+
+
+def ensure_harbor_python() -> Path:
+    """Path to the python of a venv with exactly harbor==0.25.0, building it once if needed."""
+    venv = venv_dir()
+    if _marker_ok(venv):
+        return _venv_python(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = venv.parent / (venv.name + ".lock")
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not _marker_ok(venv):  # another process may have built it while we waited
+                _build(venv)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return _venv_python(venv)
+
+
+if __name__ == "__main__":
+    print(ensure_harbor_python())
