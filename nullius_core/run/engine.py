@@ -11,6 +11,7 @@ import asyncio
 import re
 import shutil
 import signal
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -59,12 +60,14 @@ class Engine:
         job = JobDir(resume) if resume else JobDir(self.spec.jobs_dir / (self.spec.job_name or self.spec.default_job_name(started)))
         if resume is None and job.path.exists():
             raise RunRefused(f"{job.path} exists already: choose another --job-name, or --resume it")
-        try:
-            prepared = prepare(self.session, self.spec, self.progress, job.path / ".work" / "driver")
-        except RunRefused as exc:
-            self.progress.stage("refused", reason=str(exc).splitlines()[0])
-            raise
-        return asyncio.run(self._main(job, prepared, started, resume is not None, retry_errors))
+        # The drivers' working folder: scratch, outside the job, gone after the run.
+        with tempfile.TemporaryDirectory(prefix="nullius-driver-") as scratch:
+            try:
+                prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
+                return asyncio.run(self._main(job, prepared, started, resume is not None, retry_errors))
+            except RunRefused as exc:
+                self.progress.stage("refused", reason=str(exc).splitlines()[0])
+                raise
 
     async def _main(self, job: JobDir, prepared: Prepared, started: Any, resuming: bool, retry_errors: bool) -> RunOutcome:
         task = asyncio.current_task()
