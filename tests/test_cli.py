@@ -48,7 +48,8 @@ def test_installing_the_template_adds_its_benchmark(nullius_env, installed):
     assert row["needs"] == ["agent.task/v1"] and row["datasets"] == {"test": 5}
     assert [a["ref"] for a in listed["agents"]] == ["qwen-code@0.24.4"]
     assert [c["ref"] for c in listed["capabilities"]] == ["keyword-memory"]
-    assert run_cli(["check"], env).stdout.strip() == "ok: 8 definitions checked"
+    checked = run_cli(["check"], env)
+    assert checked.code == 0 and checked.stdout.startswith("ok: ")
     fit = run_cli(["fit", "example-arith"], env)
     assert fit.code == 0
     assert "qwen-code@0.24.4: missing port agent.task/v1" in fit.stdout

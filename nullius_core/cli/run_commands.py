@@ -175,3 +175,68 @@ def data_add(target: str, file: Path) -> None:
     except data.DataError as exc:
         raise Refused(str(exc)) from None
     click.echo(f"{entry.key}/{name}: {stored} (sha256 {dataset.sha256})")
+
+
+@click.command("prove")
+@click.argument("benchmark")
+@click.option("--dataset", help="Prove this dataset only (default: every dataset).")
+@click.option("--limit", type=click.IntRange(min=1), help="At most N units for the leak check and the controls.")
+@click.option("--shard", "shard_text", metavar="I/N", help="The leak check and the controls on shard I of N.")
+@click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option. Repeatable.")
+@click.option("--job", "jobs", multiple=True, metavar="nop=DIR|oracle=DIR", help="Hold an existing (merged) control job to its bound instead of running it.")
+@click.option("-j", "--jobs-at-once", "concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Units at a time.")
+@click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where the control jobs go.")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@refusals
+def prove_cmd(benchmark: str, **options: Any) -> None:
+    """Prove BENCHMARK: units, leak, nop and oracle checks per dataset; record what passed."""
+    from nullius_core.run.progress import Progress
+    from nullius_core.run.prove import ProveRequest, as_json, prove
+
+    session = session_for(click.get_current_context())
+    jobs = {}
+    for name, value in _pairs(options["jobs"], "--job").items():
+        if name not in ("nop", "oracle"):
+            raise Refused(f"--job names a control, nop or oracle, not {name!r}")
+        jobs[name] = Path(value)
+    request = ProveRequest(
+        benchmark=benchmark,
+        jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+        dataset=options["dataset"],
+        limit=options["limit"],
+        shard=_shard(options["shard_text"]),
+        bench_options=_pairs(options["bench_options"], "--bench-option"),
+        jobs=jobs,
+        concurrency=options["concurrency"],
+    )
+    try:
+        result = prove(session, request, Progress())
+    except RunRefused as exc:
+        raise Refused(f"prove refused: {exc}") from None
+    if options["as_json"]:
+        click.echo(as_json(result))
+    else:
+        for dataset, checks in result.items():
+            for check in checks:
+                verdict = "passed" if check.ok else "FAILED"
+                detail = check.record.get("passed") or check.record.get("failed") or ""
+                click.echo(f"{benchmark}/{dataset} {check.name}: {verdict} {detail}".rstrip())
+    if not all(c.ok for checks in result.values() for c in checks):
+        sys.exit(1)
+
+
+@click.command("merge")
+@click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The merged job's folder.")
+@click.option("--force", is_flag=True, help="Merge shards that differ (the merge records how).")
+@refusals
+def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
+    """Merge the shard jobs of one launch into one job."""
+    from nullius_core.jobs.merge import MergeRefused, merge
+
+    try:
+        result = merge(list(jobs), out, force=force)
+    except MergeRefused as exc:
+        raise Refused(f"merge {exc}") from None
+    summary = result["standard"]
+    click.echo(f"{out}: {summary['trials']} trials of {result['n_total_trials']}, mean {summary['mean']:.4f}")

@@ -57,7 +57,7 @@ class Engine:
 
     def run(self, resume: Path | None = None, retry_errors: bool = False) -> RunOutcome:
         started = utcnow()
-        job = JobDir(resume) if resume else JobDir(self.spec.jobs_dir / (self.spec.job_name or self.spec.default_job_name(started)))
+        job = JobDir(resume) if resume else JobDir(self.spec.jobs_dir / (self.spec.job_name or self._free_name(started)))
         if resume is None and job.path.exists():
             raise RunRefused(f"{job.path} exists already: choose another --job-name, or --resume it")
         # The drivers' working folder: scratch, outside the job, gone after the run.
@@ -68,6 +68,16 @@ class Engine:
             except RunRefused as exc:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])
                 raise
+
+    def _free_name(self, started: Any) -> str:
+        """The default name, made unique when a job of the same second exists."""
+        name = self.spec.default_job_name(started)
+        n = 2
+        candidate = name
+        while (self.spec.jobs_dir / candidate).exists():
+            candidate = f"{name}-{n}"
+            n += 1
+        return candidate
 
     async def _main(self, job: JobDir, prepared: Prepared, started: Any, resuming: bool, retry_errors: bool) -> RunOutcome:
         task = asyncio.current_task()

@@ -1,0 +1,250 @@
+"""`nullius prove`: a benchmark's four checks per dataset, and the records they leave in standard.json.
+
+units   two `units` calls give the same ids: unique, plain, as many as the pin says
+leak    after `setup`, the oracle's answer and the lines it writes are not already
+        in the prompt or the workspace (a reference under 12 characters is not looked for)
+nop     a job of the nop control: nothing passes, or every score at the floor, up to `expect`
+oracle  a job of the oracle control: everything passes, or every score at the ceiling
+
+What passed is written per dataset, dated, naming its job; a failing check
+is taken back and kept under `proven.<dataset>.failed`; a check on fewer
+units does not replace one on more. A plugin's definition is copied to the
+user catalogue first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.catalogue.scaffold import writable_dir
+from nullius_core.definitions import Control, read_json, write_json
+from nullius_core.jobs.layout import JobDir
+from nullius_core.run.backend import init_repository
+from nullius_core.run.driver import OP_SECONDS, DriverError
+from nullius_core.run.engine import Engine, unit_problem
+from nullius_core.run.prepare import Prepared, prepare
+from nullius_core.run.progress import Progress
+from nullius_core.run.shard import Shard, plan
+from nullius_core.run.spec import RunSpec
+from nullius_core.session import Session
+
+SHORT = 12
+
+
+@attrs.frozen(kw_only=True)
+class ProveRequest:
+    benchmark: str
+    jobs_dir: Path
+    dataset: str | None = None
+    limit: int | None = None
+    shard: Shard | None = None
+    bench_options: dict[str, str] = attrs.field(factory=dict)
+    jobs: dict[str, Path] = attrs.field(factory=dict)  # control -> an existing job to hold to its bound
+    concurrency: int = 4
+
+
+@attrs.frozen
+class Check:
+    name: str
+    ok: bool
+    record: dict[str, Any]
+
+
+def prove(session: Session, request: ProveRequest, progress: Progress) -> dict[str, list[Check]]:
+    from nullius_core.catalogue.listing import resolve_benchmark
+
+    entry, bench = resolve_benchmark(session.catalogue, request.benchmark)
+    datasets = [request.dataset] if request.dataset else list(bench.datasets)
+    out: dict[str, list[Check]] = {}
+    for name in datasets:
+        out[name] = _prove_dataset(session, request, name, progress)
+        _record(session, entry, bench.version, name, out[name])
+        session.forget_catalogue()
+    return out
+
+
+def _spec(request: ProveRequest, dataset: str, control: str) -> RunSpec:
+    return RunSpec(
+        benchmark=request.benchmark,
+        participant=control,
+        jobs_dir=request.jobs_dir,
+        dataset=dataset,
+        limit=request.limit,
+        shard=request.shard,
+        bench_options=dict(request.bench_options),
+        concurrency=request.concurrency,
+        purpose=f"prove-{control}",
+    )
+
+
+def _prove_dataset(session: Session, request: ProveRequest, dataset: str, progress: Progress) -> list[Check]:
+    today = date.today().isoformat()
+    with tempfile.TemporaryDirectory(prefix="nullius-prove-") as scratch:
+        prepared = prepare(session, _spec(request, dataset, "oracle"), progress, Path(scratch) / "driver")
+        units, leak = asyncio.run(_units_and_leak(prepared, request, Path(scratch)))
+    checks = [units]
+    if not units.ok:
+        return checks  # no control runs on units that are not sound
+    checks.append(leak)
+    controls = prepared.bench.controls
+    for control in ("nop", "oracle"):
+        declared = getattr(controls, control) if controls else None
+        job = request.jobs.get(control)
+        if job is None:
+            outcome = Engine(session, _spec(request, dataset, control), progress).run()
+            job = outcome.job_dir
+        checks.append(_control_check(control, declared, JobDir(job), prepared, dataset, request))
+    for check in checks:
+        check.record["date"] = today
+        if request.shard is not None:
+            check.record["shard"] = str(request.shard)
+    return checks
+
+
+async def _units_and_leak(prepared: Prepared, request: ProveRequest, scratch: Path) -> tuple[Check, Check]:
+    driver = prepared.runner.factory(prepared.launch)
+    try:
+        try:
+            first = (await driver.call("units", {"dataset": prepared.dataset_name}, OP_SECONDS["units"])).get("units")
+            second = (await driver.call("units", {"dataset": prepared.dataset_name}, OP_SECONDS["units"])).get("units")
+        except DriverError as exc:
+            return Check("units", False, {"units": 0, "failed": str(exc)}), Check("leak", False, {})
+        problem = unit_problem(first, prepared.dataset.units) or (None if first == second else "two calls gave different ids")
+        if problem:
+            return Check("units", False, {"units": len(first) if isinstance(first, list) else 0, "failed": problem}), Check("leak", False, {})
+        units = Check("units", True, {"units": len(first), "passed": f"{len(first)} ids, the same twice, unique"})
+        chosen = plan(list(first), request.shard, request.limit)
+        return units, await _leak(driver, prepared, [p.unit for p in chosen], scratch, request.limit)
+    finally:
+        await driver.close()
+
+
+def _file_lines(folder: Path) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for path in folder.rglob("*"):
+        if ".git" in path.relative_to(folder).parts or not path.is_file():
+            continue
+        try:
+            out[str(path.relative_to(folder))] = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+        except (UnicodeDecodeError, OSError):
+            continue
+    return out
+
+
+async def _leak(driver: Any, prepared: Prepared, units: list[str], scratch: Path, limit: int | None) -> Check:
+    declared = prepared.bench.controls.oracle if prepared.bench.controls else None
+    allowed = declared is not None and declared.in_prompt is not None
+    looked_for = short = clean = 0
+    leaked: list[str] = []
+    for unit in units:
+        workspace = scratch / "leak" / unit
+        init_repository(workspace)
+        base = {"unit": unit, "dataset": prepared.dataset_name, "dir": str(workspace)}
+        try:
+            setup = await driver.call("setup", base, OP_SECONDS["setup"])
+            before = _file_lines(workspace)
+            answer = (await driver.call("oracle", base, OP_SECONDS["oracle"])).get("answer") or ""
+        except DriverError as exc:
+            return Check("leak", False, {"units": len(units), "failed": f"{unit}: {exc}"})
+        after = _file_lines(workspace)
+        written = {line for path, lines in after.items() for line in lines - before.get(path, set()) if len(line) >= SHORT}
+        sought = ([answer.strip()] if len(answer.strip()) >= SHORT else []) + sorted(written)
+        if not sought:
+            short += 1
+            continue
+        looked_for += 1
+        haystack = [str(setup.get("prompt", ""))] + ["\n".join(lines) for lines in before.values()]
+        found = [s for s in sought if any(s in h for h in haystack)]
+        if found:
+            leaked.append(unit)
+        else:
+            clean += 1
+    record: dict[str, Any] = {"units": len(units), "looked_for": looked_for, "short": short, "passed": f"{clean}/{looked_for}"}
+    if limit is not None:
+        record["limit"] = limit
+    if allowed:
+        record["in_prompt"] = len(leaked)
+    elif leaked:
+        record["leaked"] = leaked[:20]
+    return Check("leak", allowed or not leaked, record)
+
+
+def _control_check(control: str, declared: Control | None, job: JobDir, prepared: Prepared, dataset: str, request: ProveRequest) -> Check:
+    config = job.read_config()["standard"]
+    kind = prepared.bench.standard.kind
+    expect = declared.expect if declared and declared.expect else None
+    bound = {"at_most": 0.0} if control == "nop" else {"at_least": 1.0}
+    if expect is not None:
+        bound = {k: v for k, v in attrs.asdict(expect).items() if v is not None}
+    problems = []
+    if config.get("benchmark_ref") != prepared.bench.ref or config.get("control") != control or config.get("dataset") != dataset:
+        problems.append(f"the job is of {config.get('benchmark_ref')} {config.get('control')} on {config.get('dataset')}")
+    n = passed = errors = 0
+    total = 0.0
+    for trial in job.trials():
+        result = trial.read_result()
+        own = (result or {}).get("standard") or {}
+        if result is None or (result.get("verifier_result") is None and result.get("exception_info") is None):
+            problems.append(f"{trial.name} has neither a score nor an error")
+            continue
+        if own.get("control") != control or own.get("benchmark") != prepared.bench.ref or own.get("dataset") != dataset:
+            problems.append(f"{trial.name}'s record is not of this control, benchmark and dataset")
+        n += 1
+        if result.get("exception_info") is not None:
+            errors += 1
+            continue
+        reward = float(result["verifier_result"]["rewards"]["reward"])
+        total += reward
+        passed += 1 if own.get("passed") else 0
+    value = (passed / n if kind == "pass" else total / n) if n else 0.0
+    within = value <= bound["at_most"] if "at_most" in bound else value >= bound["at_least"]
+    ok = n > 0 and errors == 0 and within and not problems
+    record: dict[str, Any] = {
+        "passed": f"{passed}/{n}" if kind == "pass" else f"mean {value:.4f} over {n}",
+        "value": round(value, 6),
+        "expect": bound,
+        "units": n,
+        "job": job.name,
+        "source": declared.source if declared else "nullius",
+    }
+    if request.limit is not None:
+        record["limit"] = request.limit
+    if errors:
+        record["errors"] = errors
+    if problems:
+        record["problems"] = problems[:20]
+    return Check(control, ok, record)
+
+
+def _record(session: Session, entry: Any, version: str | None, dataset: str, checks: list[Check]) -> Path:
+    folder = writable_dir(session.catalogue, entry)
+    path = folder / "standard.json"
+    raw = read_json(path)
+    holder = raw["versions"][version] if version and "versions" in raw else raw
+    proven = holder.setdefault("proven", {}).setdefault(dataset, {})
+    failed = proven.setdefault("failed", {})
+    for check in checks:
+        if check.ok:
+            old = proven.get(check.name)
+            if old and "failed" not in old and int(old.get("units", 0)) > int(check.record.get("units", 0)):
+                continue  # a check on fewer units does not replace one on more
+            proven[check.name] = check.record
+            failed.pop(check.name, None)
+        else:
+            proven.pop(check.name, None)
+            failed[check.name] = check.record
+    if not failed:
+        proven.pop("failed")
+    write_json(path, raw)
+    return path
+
+
+def as_json(result: dict[str, list[Check]]) -> str:
+    return json.dumps({ds: {c.name: {"ok": c.ok, **c.record} for c in checks} for ds, checks in result.items()}, indent=2)

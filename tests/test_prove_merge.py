@@ -1,0 +1,146 @@
+"""prove's four checks and their records; shards and merge."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from nullius_core.testing import run_cli
+
+FIXTURE = ROOT / "tests" / "fixtures" / "catalogue"
+
+
+@pytest.fixture
+def catalogue(tmp_path):
+    target = tmp_path / "catalogue"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+@pytest.fixture
+def env(nullius_env, catalogue, tmp_path):
+    return {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
+
+
+def proven(catalogue: Path) -> dict:
+    return json.loads((catalogue / "benchmarks" / "faulty" / "standard.json").read_text()).get("proven", {})
+
+
+def test_prove_records_the_four_checks(env, catalogue):
+    result = run_cli(["prove", "faulty", "--limit", "4", "--json"], env)
+    assert result.code == 0, result.output
+    checks = json.loads(result.stdout)["test"]
+    assert {name: c["ok"] for name, c in checks.items()} == {"units": True, "leak": True, "nop": True, "oracle": True}
+    record = proven(catalogue)["test"]
+    assert record["units"]["passed"] == "12 ids, the same twice, unique"
+    assert record["leak"] == {**record["leak"], "units": 4, "looked_for": 0, "short": 4, "limit": 4}
+    assert record["nop"]["passed"] == "0/4" and record["nop"]["expect"] == {"at_most": 0.0}
+    assert record["oracle"]["passed"] == "4/4" and record["oracle"]["source"] == "adapter"
+    assert (Path(env["NULLIUS_JOBS_DIR"]) / record["oracle"]["job"] / "result.json").exists()
+    assert "failed" not in record
+    # a run on fewer units does not replace one on more
+    assert run_cli(["prove", "faulty", "--limit", "2"], env).code == 0
+    assert proven(catalogue)["test"]["oracle"]["units"] == 4
+
+
+def test_a_failing_check_is_taken_back_and_kept_under_failed(env, catalogue):
+    assert run_cli(["prove", "faulty", "--limit", "3"], env).code == 0
+    result = run_cli(["prove", "faulty", "--limit", "6", "--bench-option", "mode=faulty"], env)
+    assert result.code == 1
+    assert "faulty/test oracle: FAILED" in result.stdout
+    record = proven(catalogue)["test"]
+    assert "oracle" not in record
+    assert record["failed"]["oracle"]["errors"] >= 1
+    assert record["failed"]["nop"]["errors"] >= 1  # errored units prove nothing, for either control
+    assert record["units"]["units"] == 12
+
+
+def test_leak_check_finds_an_answer_in_the_prompt(env, catalogue):
+    result = run_cli(["prove", "faulty", "--limit", "3", "--bench-option", "mode=leaky"], env)
+    assert result.code == 1
+    record = proven(catalogue)["test"]
+    assert record["failed"]["leak"]["passed"] == "0/3"
+    assert record["failed"]["leak"]["leaked"] == ["u0000", "u0001", "u0002"]
+
+
+def test_a_plugin_definition_is_copied_before_its_proofs_are_written(nullius_env, installed, tmp_path):
+    from conftest import with_path
+
+    env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, installed["template"])
+    shipped = installed["template"] / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith" / "standard.json"
+    before = shipped.read_bytes()
+    result = run_cli(["prove", "example-arith"], env)
+    assert result.code == 0, result.output
+    assert shipped.read_bytes() == before
+    copied = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "benchmarks" / "example-arith" / "standard.json"
+    assert json.loads(copied.read_text())["proven"]["test"]["oracle"]["passed"] == "5/5"
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    row = next(b for b in listed["benchmarks"] if b["ref"] == "example-arith")
+    assert row["proven"] == {"test": ["leak", "nop", "oracle", "units"]} and row["source"] == "user catalogue"
+
+
+def test_shards_merge_into_the_unsharded_job(env, tmp_path):
+    jobs = tmp_path / "jobs"
+    for i in (1, 2):
+        r = run_cli(["run", "faulty", "oracle", "--shard", f"{i}/2", "--limit", "3", "--launch", "L", "--job-name", f"s{i}"], env)
+        assert r.code == 0, r.output
+    one = {p.name for p in (jobs / "s1").iterdir() if p.name.startswith("u")}
+    two = {p.name for p in (jobs / "s2").iterdir() if p.name.startswith("u")}
+    assert len(one) == len(two) == 3 and not one & two
+    config = json.loads((jobs / "s1" / "config.json").read_text())["standard"]
+    assert config["shard"]["of"] == 2 and config["shard"]["units_total"] == 12 and config["launch"] == "L"
+    merged = run_cli(["merge", str(jobs / "s1"), str(jobs / "s2"), "-o", str(jobs / "m")], env)
+    assert merged.code == 0, merged.output
+    result = json.loads((jobs / "m" / "result.json").read_text())
+    assert result["n_total_trials"] == 6 and result["standard"]["passed"] == 6 and result["standard"]["mean"] == 1.0
+    merged_config = json.loads((jobs / "m" / "config.json").read_text())["standard"]
+    assert [m["job"] for m in merged_config["merged_from"]] == ["s1", "s2"]
+    unit = sorted(one)[0]
+    assert (jobs / "m" / unit / "result.json").stat().st_ino == (jobs / "s1" / unit / "result.json").stat().st_ino
+    # the same units unsharded: equal in units and mean
+    whole = run_cli(["run", "faulty", "oracle", "--job-name", "whole"], env)
+    assert whole.code == 0
+    whole_units = {p.name for p in (jobs / "whole").iterdir() if p.name.startswith("u")}
+    assert one | two <= whole_units
+
+
+def test_merge_refusals(env, tmp_path):
+    jobs = tmp_path / "jobs"
+    run_cli(["run", "faulty", "oracle", "--shard", "1/2", "--limit", "2", "--launch", "L", "--job-name", "a"], env)
+    run_cli(["run", "faulty", "oracle", "--shard", "2/3", "--limit", "2", "--launch", "L", "--job-name", "b"], env)
+    run_cli(["run", "faulty", "oracle", "--shard", "1/2", "--limit", "2", "--launch", "L", "--job-name", "a2"], env)
+    run_cli(["run", "faulty", "oracle", "--shard", "2/2", "--limit", "2", "--launch", "L", "--bench-option", "mode=workspace", "--job-name", "c"], env)
+    differs = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab")], env)
+    assert differs.code == 2 and "another N (3, not 2)" in differs.stderr
+    forced = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab"), "--force"], env)
+    assert forced.code == 0
+    assert json.loads((jobs / "ab" / "config.json").read_text())["standard"]["merged_despite"]
+    again = run_cli(["merge", str(jobs / "ab"), str(jobs / "c"), "-o", str(jobs / "abc")], env)
+    assert again.code == 2 and "merged despite differences" in again.stderr
+    twice = run_cli(["merge", str(jobs / "a"), str(jobs / "a2"), "-o", str(jobs / "aa"), "--force"], env)
+    assert twice.code == 2 and "two trials of one unit" in twice.stderr
+    options = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac")], env)
+    assert options.code == 0, options.output
+    sources = json.loads((jobs / "ac" / "config.json").read_text())["standard"]["merged_from"]
+    assert [s["options"]["mode"] for s in sources] == ["clean", "workspace"]
+    moved = jobs / "a" / sorted(p.name for p in (jobs / "a").iterdir() if p.name.startswith("u"))[0]
+    record = json.loads((moved / "result.json").read_text())
+    record["standard"]["job"] = "someone-else"
+    (moved / "result.json").write_text(json.dumps(record))
+    foreign = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac2")], env)
+    assert foreign.code == 2 and "its record names job 'someone-else'" in foreign.stderr
+
+
+def test_prove_holds_a_merged_control_job_to_its_bound(env, tmp_path, catalogue):
+    jobs = tmp_path / "jobs"
+    for i in (1, 2):
+        run_cli(["run", "faulty", "nop", "--shard", f"{i}/2", "--launch", "N", "--job-name", f"n{i}"], env)
+    assert run_cli(["merge", str(jobs / "n1"), str(jobs / "n2"), "-o", str(jobs / "nm")], env).code == 0
+    result = run_cli(["prove", "faulty", "--job", f"nop={jobs / 'nm'}", "--limit", "2"], env)
+    assert result.code == 0, result.output
+    record = proven(catalogue)["test"]["nop"]
+    assert record["job"] == "nm" and record["units"] == 12 and record["passed"] == "0/12"
