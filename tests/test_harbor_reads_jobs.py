@@ -1,0 +1,67 @@
+"""Harbor reads Nullius's jobs: every result.json and trajectory.json through Harbor 0.25.0's own models.
+
+Harbor needs Python 3.12, so its models run in a venv of their own
+(tests/harbor/venv.py, built once per machine) and validate each job folder
+with tests/harbor/validate_job.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from harbor.venv import ensure_harbor_python
+
+from nullius_core.testing import run_cli
+
+VALIDATE = ROOT / "tests" / "harbor" / "validate_job.py"
+CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
+GSM8K_SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+
+
+@pytest.fixture(scope="module")
+def harbor_python() -> Path:
+    return ensure_harbor_python()
+
+
+def harbor_check(python: Path, job: Path) -> dict:
+    done = subprocess.run([str(python), str(VALIDATE), str(job)], capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert report["ok"], json.dumps(report["errors"][:5], indent=1)
+    return report
+
+
+def test_harbor_reads_control_jobs_errors_repeats_and_merges(harbor_python, nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path)}
+    runs = {
+        "oracle": ["run", "faulty", "oracle"],
+        "nop": ["run", "faulty", "nop"],
+        "faults": ["run", "faulty", "oracle", "--bench-option", "mode=faulty"],
+        "repeat": ["run", "faulty", "oracle", "--repeat", "2", "--limit", "3"],
+        "s1": ["run", "faulty", "oracle", "--shard", "1/2", "--launch", "L"],
+        "s2": ["run", "faulty", "oracle", "--shard", "2/2", "--launch", "L"],
+    }
+    for name, args in runs.items():
+        result = run_cli([*args, "--job-name", name], env)
+        assert result.code == 0, result.output
+    assert run_cli(["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "merged")], env).code == 0
+    for name, trials in {"oracle": 12, "nop": 12, "faults": 12, "repeat": 6, "merged": 12}.items():
+        report = harbor_check(harbor_python, tmp_path / name)
+        assert report["checked"]["trials"] == trials
+        # an errored setup leaves no prompt, so no trajectory; every other trial has one
+        assert report["checked"]["trajectories"] == trials - (1 if name == "faults" else 0)
+
+
+def test_harbor_reads_the_real_benchmarks(harbor_python, nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path)}
+    assert run_cli(["data", "add", "gsm8k", str(GSM8K_SEED)], env).code == 0
+    for bench, limit in (("gsm8k", "40"), ("humaneval", "8")):
+        result = run_cli(["run", bench, "oracle", "--limit", limit, "--job-name", bench], env)
+        assert result.code == 0, result.output
+        report = harbor_check(harbor_python, tmp_path / bench)
+        assert report["checked"]["trials"] == int(limit)
+        summary = json.loads((tmp_path / bench / "result.json").read_text())["standard"]
+        assert summary["passed"] == int(limit)
