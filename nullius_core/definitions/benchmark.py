@@ -62,6 +62,7 @@ class Host:
 
     summary: str
     check: list[str]
+    probe: list[str] | None = None
     install: HostInstall | None = None
 
 

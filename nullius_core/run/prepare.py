@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,15 @@ def check_host(bench: ResolvedBenchmark) -> None:
     if host is None:
         return
     missing = [program for program in host.check if shutil.which(program) is None]
+    if not missing and host.probe:
+        # Present is not working: bwrap without user namespaces, say.
+        try:
+            done = subprocess.run(host.probe, capture_output=True, text=True, timeout=30)
+            failure = None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            failure = str(exc)
+        if failure:
+            raise RunRefused(f"{bench.ref} needs {' '.join(host.probe)} to work on this machine ({host.summary}); it failed: {failure}")
     if not missing:
         return
     how = []

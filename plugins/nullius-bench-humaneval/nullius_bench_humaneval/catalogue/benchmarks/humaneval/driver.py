@@ -151,12 +151,13 @@ def run_sandboxed(problem, completion):
         log("sandbox stderr:", err_text[-DETAIL_CHARS:])
     if not lines or lines[0] != "started":
         raise RuntimeError(f"the sandbox did not start (bwrap exit {code}): {err_text[-500:]}")
-    try:
-        result = json.loads(lines[-1])
-        if isinstance(result, dict) and isinstance(result.get("result"), str):
-            return result
-    except ValueError:
-        pass
+    if code == 0:  # the child wrote its verdict last and exited; a killed child's last line proves nothing
+        try:
+            result = json.loads(lines[-1])
+            if isinstance(result, dict) and isinstance(result.get("result"), str):
+                return result
+        except ValueError:
+            pass
     why = "the sandbox's wall-time limit" if code is None else f"the sandbox exited with {code}"
     return {"passed": False, "result": f"no verdict: {why}"}
 
