@@ -40,7 +40,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -80,8 +79,10 @@ def build_info() -> dict | None:
     return json.loads((venv / MARKER_NAME).read_text()) if _marker_ok(venv) else None
 
 
-def _run(cmd: list[str], what: str) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], what: str, keep_fds: tuple[int, ...] = ()) -> str:
+    # keep_fds: the build lock's fd goes to the children too, so that if this process is killed
+    # mid-build, the lock stays held until its orphaned pip has exited as well.
+    out = subprocess.run(cmd, capture_output=True, text=True, pass_fds=keep_fds)
     if out.returncode != 0:
         raise InspectVenvBuildFailed(
             f"{what} failed (exit {out.returncode}): {' '.join(cmd)}\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}"
@@ -89,17 +90,17 @@ def _run(cmd: list[str], what: str) -> str:
     return out.stdout
 
 
-def _build(venv: Path) -> None:
+def _build(venv: Path, keep_fds: tuple[int, ...] = ()) -> None:
     base = os.environ.get("NULLIUS_INSPECT_PYTHON") or sys.executable
     if venv.is_symlink() or venv.is_file():
         venv.unlink()
     elif venv.exists():
         shutil.rmtree(venv)
     started = time.monotonic()
-    _run([base, "-m", "venv", str(venv)], "creating the Inspect venv")
+    _run([base, "-m", "venv", str(venv)], "creating the Inspect venv", keep_fds)
     py = str(venv / "bin" / "python")
     _run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"inspect-ai=={INSPECT_VERSION}"],
-         f"pip install inspect-ai=={INSPECT_VERSION}")
+         f"pip install inspect-ai=={INSPECT_VERSION}", keep_fds)
     got = _run([py, "-c", "import importlib.metadata as m, inspect_ai; print(m.version('inspect-ai'))"],
                "importing inspect_ai").strip()
     if got != INSPECT_VERSION:
@@ -128,7 +129,7 @@ def ensure_inspect_venv() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not _marker_ok(venv):
-                _build(venv)
+                _build(venv, (lock.fileno(),))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return venv
@@ -136,65 +137,9 @@ def ensure_inspect_venv() -> Path:
 
 # --- measuring a process tree -------------------------------------------------------------
 
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _tree_rss_bytes(root: int) -> int:
-    """Summed RSS of `root` and all its live descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: the fields follow the last ')'
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, ()))
-        try:
-            with open(f"/proc/{pid}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * _PAGE
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def _measure(argv: list[str], cwd: Path, env: dict[str, str], poll_s: float = 0.05) -> dict:
-    peak = 0
-    stdout_path, stderr_path = cwd / "stdout.txt", cwd / "stderr.txt"
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        done = threading.Event()
-
-        def poll() -> None:
-            nonlocal peak
-            while not done.is_set():
-                peak = max(peak, _tree_rss_bytes(proc.pid))
-                done.wait(poll_s)
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        _, status, rusage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        done.set()
-        poller.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return {
-        "returncode": proc.returncode,
-        "wall_s": round(wall, 3),
-        "peak_rss_mb": round(peak / 2**20, 1),
-        # ru_maxrss is in KiB on Linux: the largest single process of the tree, as /usr/bin/time -v shows it
-        "max_process_rss_mb": round(rusage.ru_maxrss / 1024, 1),
-        "stdout": stdout_path.read_text(errors="replace"),
-        "stderr": stderr_path.read_text(errors="replace"),
-    }
+# The measuring is shared with the other speed benchmarks.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from measure import measure as _measure  # noqa: E402
 
 
 _READ_LOG = r"""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from . import venv as harbor_venv
 from .venv import ensure_harbor_python
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +81,7 @@ TRIAL_RESULT = {
     "trial_uri": f"file:///tmp/jobs/2026-11-30__12-00-00/{TRIAL}",
     "task_id": {"path": "gsm8k-0001"},
     "source": "gsm8k",
-    "task_checksum": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+    "task_checksum": "0" * 64,
     "config": {
         "task": {"path": "gsm8k-0001", "source": "gsm8k"},
         "trial_name": TRIAL,
@@ -211,7 +212,7 @@ def test_missing_job_result_and_bad_json_fail(harbor_python: Path, tmp_path: Pat
     (job / TRIAL / "agent" / "trajectory.json").write_text("{not json")
     code, report = run_validator(harbor_python, job)
     assert code == 1
-    assert sorted(e["file"] for e in report["errors"]) == ["result.json", f"{TRIAL}/agent/trajectory.json"]
+    assert sorted(e["file"] for e in report["errors"]) == sorted(["result.json", f"{TRIAL}/agent/trajectory.json"])
 
 
 def test_wrong_interpreter_is_refused(tmp_path: Path) -> None:
@@ -226,18 +227,28 @@ README_BLOCK = re.compile(r"<!-- file: (\S+) -->\s*```json\n(.*?)```", re.S)
 
 
 def test_readme_examples_validate(harbor_python: Path, tmp_path: Path) -> None:
-    """Every JSON example in README.md marked `<!-- file: PATH -->` is a valid Harbor file."""
+    """Every JSON example in README.md marked `<!-- file: JOB/PATH -->` is a valid Harbor file.
+
+    The first path part names the example job (`minimal`, `full`); each job is validated whole.
+    """
     blocks = README_BLOCK.findall(README.read_text())
-    assert len(blocks) >= 6, "README examples not found"
-    job = tmp_path / "readme-job"
+    assert len(blocks) >= 8, "README examples not found"
+    jobs: set[str] = set()
     for rel, text in blocks:
-        path = job / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
         json.loads(text)  # plain JSON, no comments
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        assert not path.exists(), f"two README examples for {rel}"
         path.write_text(text)
-    code, report = run_validator(harbor_python, job)
-    assert report["errors"] == [] and code == 0, report
-    assert report["checked"]["trials"] >= 2 and report["checked"]["trajectories"] >= 2
+        jobs.add(rel.split("/")[0])
+    assert jobs == {"minimal", "full"}
+    checked = {}
+    for name in sorted(jobs):
+        code, report = run_validator(harbor_python, tmp_path / name)
+        assert report["errors"] == [] and code == 0, (name, report)
+        checked[name] = report["checked"]
+    assert checked["minimal"] == {"job": 1, "trials": 1, "trajectories": 1, "config": 0, "trial_configs": 0}
+    assert checked["full"] == {"job": 1, "trials": 2, "trajectories": 1, "config": 1, "trial_configs": 0}
 
 
 FACTS = r"""
@@ -286,3 +297,49 @@ def test_readme_facts_match_installed_harbor(harbor_python: Path) -> None:
         "ToolCall": ["arguments", "function_name", "tool_call_id"],
         "Observation": ["results"],
     }
+
+
+# --- venv.py's caching, locking and refusal, without building anything ----------------------------
+
+
+def test_half_built_venv_is_rebuilt_once_under_the_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    target = tmp_path / "harbor-venv"
+    (target / "bin").mkdir(parents=True)
+    (target / "bin" / "python").write_text("")  # a killed build: files, but no completion marker
+    monkeypatch.setenv(harbor_venv.ENV_OVERRIDE, str(target))
+    builds = []
+
+    def fake_build(venv: Path, keep_fds: tuple[int, ...] = ()) -> None:
+        builds.append(venv)
+        time.sleep(0.3)  # long enough for the other threads to queue on the lock
+        if venv.exists():
+            import shutil
+
+            shutil.rmtree(venv)
+        (venv / "bin").mkdir(parents=True)
+        (venv / "bin" / "python").write_text("")
+        (venv / harbor_venv.MARKER_NAME).write_text(json.dumps({"harbor": harbor_venv.HARBOR_VERSION}))
+
+    monkeypatch.setattr(harbor_venv, "_build", fake_build)
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(harbor_venv.ensure_harbor_python())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert builds == [target]
+    assert results == [target / "bin" / "python"] * 4
+    harbor_venv.ensure_harbor_python()
+    assert len(builds) == 1  # complete now: no second build
+
+
+def test_no_python312_raises_with_instructions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    with pytest.raises(harbor_venv.HarborPythonNotFound) as info:
+        harbor_venv.find_python312()
+    message = str(info.value)
+    assert "pyenv install 3.12" in message and "apt-get install python3.12" in message

@@ -119,8 +119,10 @@ def build_info() -> dict | None:
     return json.loads((venv / MARKER_NAME).read_text())
 
 
-def _run(cmd: list[str], what: str) -> None:
-    out = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], what: str, keep_fds: tuple[int, ...] = ()) -> None:
+    # keep_fds: the lock's fd goes to the children too, so that if this process is killed
+    # mid-build, the lock stays held until its orphaned pip has exited as well.
+    out = subprocess.run(cmd, capture_output=True, text=True, pass_fds=keep_fds)
     if out.returncode != 0:
         raise HarborVenvBuildFailed(
             f"{what} failed (exit {out.returncode}): {' '.join(cmd)}\n"
@@ -128,7 +130,7 @@ def _run(cmd: list[str], what: str) -> None:
         )
 
 
-def _build(venv: Path) -> None:
+def _build(venv: Path, keep_fds: tuple[int, ...] = ()) -> None:
     base = find_python312()
     if venv.exists() or venv.is_symlink():
         if venv.is_dir() and not venv.is_symlink():
@@ -136,11 +138,12 @@ def _build(venv: Path) -> None:
         else:
             venv.unlink()
     started = time.monotonic()
-    _run([str(base), "-m", "venv", str(venv)], "creating the Harbor venv")
+    _run([str(base), "-m", "venv", str(venv)], "creating the Harbor venv", keep_fds)
     py = str(_venv_python(venv))
     _run(
         [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"harbor=={HARBOR_VERSION}"],
         f"pip install harbor=={HARBOR_VERSION}",
+        keep_fds,
     )
     # Prove the install is the exact release and that the models import.
     check = (
@@ -178,7 +181,7 @@ def ensure_harbor_python() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not _marker_ok(venv):  # another process may have built it while we waited
-                _build(venv)
+                _build(venv, (lock.fileno(),))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return _venv_python(venv)
