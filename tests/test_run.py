@@ -225,12 +225,12 @@ def _observe(nullius_session, env, tmp_path):
         def nullius_run_finished(self, event):
             seen["finished"].append(event)
 
+    class Failing:
         @hookimpl
-        def nullius_run_finished(self, event):  # noqa: F811 - the last definition stands
-            seen["finished"].append(event)
+        def nullius_unit_finished(self, event):
             raise RuntimeError("an observer that fails does not stop the run")
 
-    session = nullius_session(("observer", Observer()), env=env)
+    session = nullius_session(("observer", Observer()), ("failing", Failing()), env=env)
     spec = RunSpec(benchmark="faulty", participant="oracle", jobs_dir=tmp_path, limit=4, job_name="obs")
     outcome = Engine(session, spec, Progress(stream=open(os.devnull, "w"))).run()
     assert outcome.state == "finished"
