@@ -235,3 +235,28 @@ def _observe(nullius_session, env, tmp_path):
     outcome = Engine(session, spec, Progress(stream=open(os.devnull, "w"))).run()
     assert outcome.state == "finished"
     return seen
+
+
+def test_a_killed_run_leaves_a_readable_job_that_resume_finishes(env, tmp_path):
+    args = [sys.executable, "-m", "nullius_core", "run", "faulty", "oracle", "--bench-option", "mode=slow",
+            "--bench-option", "delay=0.3", "-j", "2", "--job-name", "k9", "--jobs-dir", str(tmp_path)]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = tmp_path / "k9"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(list(job.glob("*/result.json"))) < 4:
+        time.sleep(0.02)
+    proc.kill()  # no handler runs: as if the machine died
+    proc.wait(timeout=10)
+    for path in [job / "config.json", job / "result.json", *job.glob("*/result.json"), *job.glob("*/config.json")]:
+        json.loads(path.read_text())  # every file written so far is whole
+    for path in (job / "progress.jsonl", job / "events.jsonl"):
+        for line in path.read_text().splitlines():
+            json.loads(line)
+    deadline = time.monotonic() + 10
+    while driver_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)  # orphaned drivers end at the end of their stdin
+    assert driver_processes() == []
+    resumed = run_cli(["run", "--resume", str(job)], env)
+    assert resumed.code == 0, resumed.output
+    finished = json.loads((job / "result.json").read_text())
+    assert finished["standard"]["state"] == "finished" and finished["standard"]["passed"] == 12
