@@ -87,7 +87,7 @@ def test_hook_nullius_register_model_apis(nullius_session):
 
 def test_hook_nullius_register_providers(nullius_session):
     def nullius_register_providers(registry):
-        registry.add(ProviderSpec(name="inline-p", summary="s", api="anthropic", key_env="K", base_url="http://x", key_header="x-api-key"))
+        registry.add(ProviderSpec(name="inline-p", summary="s", apis=("anthropic",), key_env="K", base_url="http://x", key_header="x-api-key"))
 
     session = nullius_session(("inline", Inline(nullius_register_providers=nullius_register_providers)))
     assert session.providers.get("inline-p").key_header == "x-api-key"

@@ -146,15 +146,21 @@ class ModelApiRegistry(Registry[ModelApiSpec]):
 
 @attrs.frozen(kw_only=True)
 class ProviderSpec:
-    """A model provider: the API it speaks, where its key and base URL come from."""
+    """A model provider: the APIs it speaks, where its key and base URL come from.
+
+    `base_url` ends at the API's version (`https://api.openai.com/v1`): the
+    relay appends the caller's path after its unit's `/v1` (`/chat/completions`,
+    `/responses`, `/messages`).
+    """
 
     name: str
     summary: str
-    api: Literal["openai", "anthropic"]
+    apis: tuple[Literal["openai", "anthropic"], ...]
     key_env: str | None
     base_url: str | None
     base_url_env: str | None = None
     key_header: Literal["authorization", "x-api-key"] = "authorization"
+    key_optional: bool = False
     routes_to_several: bool = False
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from nullius_core import __version__
+from nullius_core import __version__, aio
 from nullius_core.jobs import stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
@@ -64,7 +64,7 @@ class Engine:
         with tempfile.TemporaryDirectory(prefix="nullius-driver-") as scratch:
             try:
                 prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
-                return asyncio.run(self._main(job, prepared, started, resume is not None, retry_errors))
+                return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])
                 raise

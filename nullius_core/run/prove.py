@@ -14,7 +14,6 @@ user catalogue first.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import tempfile
 from datetime import date
@@ -23,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core import aio
 from nullius_core.catalogue.scaffold import writable_dir
 from nullius_core.definitions import Control, read_json, write_json
 from nullius_core.jobs.layout import JobDir
@@ -88,7 +88,7 @@ def _prove_dataset(session: Session, request: ProveRequest, dataset: str, progre
     today = date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="nullius-prove-") as scratch:
         prepared = prepare(session, _spec(request, dataset, "oracle"), progress, Path(scratch) / "driver")
-        units, leak = asyncio.run(_units_and_leak(prepared, request, Path(scratch)))
+        units, leak = aio.run(_units_and_leak(prepared, request, Path(scratch)))
     checks = [units]
     if not units.ok:
         return checks  # no control runs on units that are not sound

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from nullius_core.session import Session
 from nullius_core.testing.helpers import CliResult, isolated_env, make_session, run_cli
+
+if TYPE_CHECKING:
+    from nullius_core.testing.fake_model import SyncFakeModel
 
 
 @pytest.fixture
@@ -38,4 +41,19 @@ def nullius_cli(nullius_env: dict[str, str]) -> Callable[..., CliResult]:
     return run
 
 
-__all__: Iterable[str] = ["nullius_cli", "nullius_env", "nullius_session"]
+@pytest.fixture
+def fake_model() -> Iterator[SyncFakeModel]:
+    """A fake model server on a free loopback port, in a thread of its own, stopped at teardown.
+
+    It answers the built-in default until the test sets a script:
+    `fake_model.use({"rules": [...]})` or `fake_model.script = Script(...)`.
+    Point clients at `fake_model.openai_base_url` or `fake_model.anthropic_base_url`;
+    read what they sent in `fake_model.requests`. See docs/fake-model.md.
+    """
+    from nullius_core.testing.fake_model import running_fake_model  # aiohttp only when asked for
+
+    with running_fake_model() as fake:
+        yield fake
+
+
+__all__: Iterable[str] = ["fake_model", "nullius_cli", "nullius_env", "nullius_session"]

@@ -1,0 +1,1 @@
+"""The relay: Nullius as the agent's model endpoint, recording every call, holding every key."""

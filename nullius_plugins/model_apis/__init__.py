@@ -1,0 +1,23 @@
+"""The three model APIs the relay passes through: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
+
+from __future__ import annotations
+
+from nullius_core import hookimpl
+from nullius_core.plugins import ModelApiRegistry, ModelApiSpec
+from nullius_plugins.model_apis.chat import ChatCompletions
+from nullius_plugins.model_apis.messages import Messages
+from nullius_plugins.model_apis.responses import Responses
+
+
+@hookimpl
+def nullius_register_model_apis(registry: ModelApiRegistry) -> None:
+    registry.add(ModelApiSpec(name="openai-chat", summary="OpenAI Chat Completions", paths=("/chat/completions",), factory=ChatCompletions))
+    registry.add(ModelApiSpec(name="openai-responses", summary="OpenAI Responses", paths=("/responses",), factory=Responses))
+    registry.add(
+        ModelApiSpec(
+            name="anthropic-messages",
+            summary="Anthropic Messages (and count_tokens)",
+            paths=("/messages", "/messages/count_tokens"),
+            factory=Messages,
+        )
+    )
