@@ -9,6 +9,11 @@ The public API a plugin may import:
 * ``nullius_core.ports``: ``Port`` and ``fit``;
 * ``nullius_core.definitions``: the models of every definition file;
 * ``nullius_core.catalogue``, ``nullius_core.paths``, ``nullius_core.session``;
+* ``nullius_core.run.backend`` (``Backend``, ``UnitPlace``), ``nullius_core.run.driver``
+  (``Driver``, ``DriverLaunch``, ``DriverError``), ``nullius_core.run.events`` (the
+  observers' payloads): what backend, runner and observer plugins implement or read;
+* ``nullius_core.relay.api`` (``ModelApi``, ``Facts``, ``Usage``, ``Sent``) and
+  ``nullius_core.relay.sse``: what a model-API adapter implements;
 * ``nullius_core.testing``: helpers for plugin authors' tests.
 
 Anything else (a module or name starting with ``_``, the CLI's internals) may

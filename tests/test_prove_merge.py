@@ -54,6 +54,9 @@ def test_a_failing_check_is_taken_back_and_kept_under_failed(env, catalogue):
     assert "faulty/test oracle: FAILED" in result.stdout
     record = proven(catalogue)["test"]
     assert "oracle" not in record
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    row = next(b for b in listed["benchmarks"] if b["ref"] == "faulty")
+    assert "failed" not in row["proven"]["test"] and "oracle" in row["failed"]["test"]
     assert record["failed"]["oracle"]["errors"] >= 1
     assert record["failed"]["nop"]["errors"] >= 1  # errored units prove nothing, for either control
     assert record["units"]["units"] == 12

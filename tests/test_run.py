@@ -136,6 +136,10 @@ def test_ctrl_c_leaves_a_cancelled_job_that_resume_finishes(env, tmp_path):
     assert result["stats"]["n_completed_trials"] == len(trials)
     assert result["stats"]["n_pending_trials"] == 12 - len(trials)
     assert driver_processes() == []
+    progress = read_json_lines(job / "progress.jsonl")
+    cancelled = [p for p in progress if p.get("outcome") == "cancelled"]
+    assert cancelled and len(cancelled) == result["stats"]["n_cancelled_trials"]  # a cancelled trial is reported too
+    assert result["standard"]["mean"] == 1.0  # cancelled trials weigh nothing in Nullius's mean
     # every record written so far is whole
     for line in (job / "progress.jsonl").read_text().splitlines():
         json.loads(line)

@@ -57,6 +57,7 @@ def test_the_drivers_environment_is_installed_once_per_digest(env, tmp_path):
 def test_names_like_secrets_are_kept_from_installers_and_drivers():
     assert looks_secret("OPENAI_API_KEY") and looks_secret("GH_TOKEN") and looks_secret("db_password")
     assert not looks_secret("PATH") and not looks_secret("NULLIUS_DATASET")
+    assert not looks_secret("SSH_AUTH_SOCK") and not looks_secret("DBUS_SESSION_BUS_ADDRESS") and not looks_secret("XAUTHORITY")
     assert without_secrets({"PATH": "/bin", "ANTHROPIC_API_KEY": "x", "HOME": "/h"}) == {"PATH": "/bin", "HOME": "/h"}
 
 

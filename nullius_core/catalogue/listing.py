@@ -97,7 +97,8 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
                 "needs": list(bench.standard.needs),
                 "needs_skills": dict(bench.standard.needs_skills),
                 "datasets": {name: ds.units for name, ds in bench.datasets.items()},
-                "proven": {ds: sorted(checks) for ds, checks in bench.proven.items() if isinstance(checks, dict)},
+                "proven": {ds: sorted(c for c in checks if c != "failed") for ds, checks in bench.proven.items() if isinstance(checks, dict)},
+                "failed": {ds: sorted(checks["failed"]) for ds, checks in bench.proven.items() if isinstance(checks, dict) and checks.get("failed")},
                 "source": entry.source(),
             }
         )

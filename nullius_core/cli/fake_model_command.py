@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from nullius_core.aio import run
 from nullius_core.cli.base import Refused
 
 
@@ -39,8 +40,8 @@ def fake_model() -> None:
     "--max-requests",
     default=10_000,
     show_default=True,
-    type=click.IntRange(1),
-    help="How many requests to keep in memory.",
+    type=click.IntRange(0),
+    help="How many requests to keep in memory (0: none).",
 )
 def serve(script_spec: str | None, host: str, port: int, record: Path | None, max_requests: int) -> None:
     """Serve a script on HOST:PORT until SIGINT or SIGTERM."""
@@ -52,7 +53,7 @@ def serve(script_spec: str | None, host: str, port: int, record: Path | None, ma
         raise Refused(f"the script is not valid:\n{exc}") from None
     server = FakeModelServer(script, record_path=record, max_requests=max_requests)
     try:
-        asyncio.run(_serve(server, host, port))
+        run(_serve(server, host, port))  # on uvloop where installed
     except OSError as exc:
         raise Refused(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 

@@ -42,7 +42,7 @@ def _shard(text: str | None) -> Shard | None:
 @click.command("run")
 @click.argument("benchmark", required=False)
 @click.argument("participant", required=False, metavar="AGENT|nop|oracle")
-@click.option("--dataset", help="The dataset (default: the benchmark's first).")
+@click.option("--dataset", help="The dataset (default: the benchmark's `dataset`, else its first).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N units (after the shard).")
 @click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Units at a time.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each unit K times (pass^k).")
@@ -89,6 +89,10 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
         outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
     except RunRefused as exc:
         raise Refused(f"run refused: {exc}") from None
+    except KeyboardInterrupt:
+        # before any unit (an install, a download): nothing of the job exists yet
+        click.echo("cancelled before the units started", err=True)
+        sys.exit(CANCELLED_EXIT)
     click.echo(str(outcome.job_dir))
     if outcome.state == "cancelled":
         click.echo(f"cancelled; finish it with: nullius run --resume {outcome.job_dir}", err=True)
@@ -123,7 +127,8 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
         given = ctx.params[option]
         have = std["backend"]["name"] if option == "backend" else std.get(key)
         if given != have:
-            differs.append(f"--{option.replace('_', '-')} {given} (the job's: {have})")
+            flag = "-j" if option == "concurrency" else f"--{option.replace('_', '-')}"
+            differs.append(f"{flag} {given} (the job's: {have})")
     shard = shard_from_config({"standard": std})
     if ctx.get_parameter_source("shard_text") == click.core.ParameterSource.COMMANDLINE and str(ctx.params["shard_text"]) != str(shard):
         differs.append(f"--shard {ctx.params['shard_text']} (the job's: {shard})")
@@ -237,6 +242,6 @@ def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
     try:
         result = merge(list(jobs), out, force=force)
     except MergeRefused as exc:
-        raise Refused(f"merge {exc}") from None
+        raise Refused(f"merge {exc}") from None  # "merge refused: ..."
     summary = result["standard"]
     click.echo(f"{out}: {summary['trials']} trials of {result['n_total_trials']}, mean {summary['mean']:.4f}")

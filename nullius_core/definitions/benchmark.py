@@ -73,6 +73,7 @@ class Driver:
     command: list[str]
     install: Install | None = None
     host: Host | None = None
+    runner: str = "stdio"
 
     def _invariants(self) -> Issues:
         if not self.command:

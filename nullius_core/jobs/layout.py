@@ -1,6 +1,6 @@
 """Where a job's files lie: Harbor's layout, with Nullius's working files under `.work/`.
 
-    <job>/config.json  result.json  progress.jsonl  events.jsonl  job.log
+    <job>/config.json  result.json  progress.jsonl  events.jsonl
     <job>/<trial>/config.json  result.json  trial.log  exception.txt
     <job>/<trial>/agent/trajectory.json
     <job>/<trial>/verifier/reward.txt  score.json

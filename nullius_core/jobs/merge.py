@@ -64,7 +64,7 @@ def check(jobs: list[JobDir], force: bool) -> list[str]:
                 continue
             unit_attempt = trial.name
             if unit_attempt in seen:
-                raise MergeRefused(f"two trials of one unit: {unit_attempt} is in {seen[unit_attempt]} and in {job.name}")
+                raise MergeRefused(f"refused: two trials of one unit: {unit_attempt} is in {seen[unit_attempt]} and in {job.name}")
             seen[unit_attempt] = job.name
             own = result.get("standard") or {}
             for key, want in (("job", job.name), ("benchmark", std["benchmark_ref"]), ("dataset", std["dataset"])):
@@ -82,9 +82,9 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     jobs = [JobDir(p) for p in paths]
     for job in jobs:
         if not job.config_file.exists():
-            raise MergeRefused(f"{job.path} is not a job (no config.json)")
+            raise MergeRefused(f"refused: {job.path} is not a job (no config.json)")
     if out.exists():
-        raise MergeRefused(f"{out} exists already")
+        raise MergeRefused(f"refused: {out} exists already")
     despite = check(jobs, force)
     configs = [j.read_config() for j in jobs]
     merged = copy.deepcopy(configs[0])
@@ -99,6 +99,7 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
             "shard": cfg["standard"].get("shard"),
             "options": cfg["standard"].get("options"),
             "launch": cfg["standard"].get("launch"),
+            "limit": cfg["standard"].get("limit"),
             "trials": len(cfg["standard"].get("planned_trials", [])),
         }
         for job, cfg in zip(jobs, configs, strict=True)
@@ -106,6 +107,12 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     if despite:
         std["merged_despite"] = despite
     std["shard"] = None
+    std["limit"] = None  # each shard's own is in merged_from
+    options = [cfg["standard"].get("options") for cfg in configs]
+    std["options"] = options[0] if all(o == options[0] for o in options) else None
+    merged["datasets"] = [
+        {**merged["datasets"][0], "task_names": sorted({t for cfg in configs for t in cfg["datasets"][0].get("task_names", [])})}
+    ]
     std["planned_trials"] = [t for cfg in configs for t in cfg["standard"].get("planned_trials", [])]
     merged["job_name"] = out.name
     merged["jobs_dir"] = str(out.parent)
@@ -127,7 +134,7 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
         "updated_at": iso(utcnow()),
         "finished_at": iso(utcnow()),
         "n_total_trials": len(std["planned_trials"]),
-        "stats": stats.job_stats(results, len(std["planned_trials"])),
+        "stats": stats.job_stats(results, len(std["planned_trials"]), kind=std["kind"]),
         "standard": summary,
     }
     target.write_result(result)

@@ -92,7 +92,7 @@ def pass_hat_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0) -> dict[str, Any]:
+def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0, kind: str = "pass") -> dict[str, Any]:
     """Harbor's JobStats over the trials that have a result."""
     evals: dict[str, dict[str, Any]] = {}
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -131,7 +131,7 @@ def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0) ->
     for key, group in grouped.items():
         evals[key]["metrics"] = [{"mean": _mean(group)}]
         evals[key]["pass_at_k"] = pass_at_k(group)
-        hat = pass_hat_k(group)
+        hat = pass_hat_k(group) if kind == "pass" else {}
         if hat and max(int(k) for k in hat) > 1:
             evals[key]["pass_hat_k"] = hat
     stats["n_pending_trials"] = max(n_total - stats["n_completed_trials"] - n_running, 0)
@@ -164,7 +164,8 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
         rewards = _rewards(trial)
         if exception is not None and exception["exception_type"] == "CancelledError":
             cancelled += 1
-        elif exception is not None and rewards is None:
+            continue  # cancelled is not a result: it weighs nothing in the mean
+        if exception is not None and rewards is None:
             errored += 1
         elif own.get("passed") is True:
             passed += 1

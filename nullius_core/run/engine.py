@@ -29,7 +29,7 @@ from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.progress import Progress
 from nullius_core.run.shard import Shard, plan
 from nullius_core.run.spec import RunSpec
-from nullius_core.run.unit import RunFacts, TrialOutcome, Work, run_trial, trial_name
+from nullius_core.run.unit import RunFacts, TrialCancelled, TrialOutcome, Work, run_trial, trial_name
 from nullius_core.session import Session
 
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -85,7 +85,10 @@ class Engine:
         assert task is not None
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
-        backend = prepared.backend.factory()
+        try:
+            backend = prepared.backend.factory()
+        except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
+            raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
         state = "finished"
         try:
             units = await self._units(prepared)
@@ -207,8 +210,12 @@ class Engine:
                 facts.job.event({"type": "trial_started", "trial_name": item.trial_name, "unit": item.unit, "at": iso(utcnow())})
                 try:
                     outcome = await run_trial(facts, item, driver, backend)
-                finally:
+                except TrialCancelled as cancelled:
                     running -= 1
+                    done += 1
+                    self._finished(facts, item, cancelled.outcome, done, total, config, started, running)
+                    raise asyncio.CancelledError from None
+                running -= 1
                 done += 1
                 self._finished(facts, item, outcome, done, total, config, started, running)
 
@@ -329,7 +336,7 @@ class Engine:
             "updated_at": iso(utcnow()),
             "finished_at": iso(utcnow()) if final else None,
             "n_total_trials": total,
-            "stats": stats.job_stats(trials, total, running),
+            "stats": stats.job_stats(trials, total, running, kind),
             "standard": summary,
         }
         result = {k: v for k, v in result.items() if v is not None}

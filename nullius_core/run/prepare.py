@@ -79,9 +79,10 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     if backend is None:
         known = ", ".join(session.backends.names()) or "none registered"
         raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
-    runner = session.runners.get("driver:stdio")
+    runner = session.runners.get(f"driver:{bench.driver.runner}")
     if runner is None:
-        raise RunRefused("no driver runner is registered (is the bundled plugin stdio-runner blocked?)")
+        known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
+        raise RunRefused(f"{bench.ref}'s driver needs the runner {bench.driver.runner!r}, which no plugin registers (runners: {known})")
     check_host(bench)
     paths = session.paths
     clone = upstream.existing_clone(paths, entry.key, bench.upstream)

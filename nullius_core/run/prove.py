@@ -214,8 +214,9 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         "job": job.name,
         "source": declared.source if declared else "nullius",
     }
-    if request.limit is not None:
-        record["limit"] = request.limit
+    limit = config.get("limit") if control in request.jobs else request.limit
+    if limit is not None:
+        record["limit"] = limit
     if errors:
         record["errors"] = errors
     if problems:

@@ -40,6 +40,14 @@ from nullius_core.run.prepare import Prepared
 OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
 
 
+class TrialCancelled(Exception):
+    """The run was cancelled while this trial ran; its record is written (`outcome`)."""
+
+    def __init__(self, outcome: TrialOutcome):
+        self.outcome = outcome
+        super().__init__("cancelled")
+
+
 class TrialError(Exception):
     """A trial failed in a way that has a name in the record."""
 
@@ -164,7 +172,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     finished = utcnow()
     outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score)
     if cancelled:
-        raise asyncio.CancelledError
+        raise TrialCancelled(outcome)
     return outcome
 
 

@@ -47,7 +47,7 @@ class FakeRequest:
 
 @attrs.frozen(kw_only=True)
 class RecordedRequest:
-    """One request as received. rule: which rule answered ("rules[2]", its name,
+    """One request as received (header names in lower case). rule: which rule answered ("rules[2]", its name,
     "respond", "default"), None for a request no script saw (404, bad JSON)."""
 
     seq: int

@@ -53,7 +53,8 @@ class ToolCall:
 
 @attrs.frozen(kw_only=True)
 class Malformed:
-    """After `after` events, a line that is not an SSE event of JSON; then the stream goes on or ends."""
+    """After `after` events, a line that is not an SSE event of JSON; then the stream goes on or ends.
+    Not streaming: the body is that line (without `data: `) under a 200 and a JSON content type."""
 
     after: int = 0
     then: Literal["continue", "end"] = "continue"

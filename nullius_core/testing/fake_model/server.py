@@ -167,13 +167,15 @@ class FakeModelServer:
     # --- the record ---------------------------------------------------------
 
     def _record(self, request: web.Request, body: Any, api: str | None, rule: str | None, status: int, call: int | None) -> None:
+        if self._requests.maxlen == 0 and self._record_file is None:
+            return  # nothing kept: a load run's upstream
         entry = RecordedRequest(
             seq=self._seq,
             time=time.time(),
             method=request.method,
             path=request.path,
             query=dict(request.query) if request.query_string else {},
-            headers=dict(request.headers),
+            headers={k.lower(): v for k, v in request.headers.items()},
             body=body,
             api=api,
             rule=rule,
@@ -247,6 +249,9 @@ class FakeModelServer:
         shape = SHAPES[api]
         if fault is not None and fault.error is not None:
             return _json_response(200, shape.error_body(ctx, fault.error), headers)
+        if fault is not None and fault.malformed is not None:
+            line = fault.malformed.line.removeprefix("data: ")
+            return web.Response(status=200, body=line.encode(), content_type="application/json", headers=headers)
         return _json_response(200, shape.body(ctx), headers)
 
     async def _stream(
