@@ -14,12 +14,13 @@ from nullius_core import __version__
 from nullius_core.cli.base import Refused, session_for
 from nullius_core.cli.catalogue_commands import check, fit_, list_, new
 from nullius_core.cli.plugin_commands import paths, plugins
+from nullius_core.cli.fake_model_command import fake_model
 from nullius_core.cli.relay_command import relay
 from nullius_core.cli.run_commands import data_group, merge_cmd, prove_cmd, run
 from nullius_core.logs import configure_logging
 from nullius_core.plugins.manager import PluginError
 
-BUILTIN = [list_, check, fit_, new, plugins, paths, run, prove_cmd, merge_cmd, data_group, relay]
+BUILTIN = [list_, check, fit_, new, plugins, paths, run, prove_cmd, merge_cmd, data_group, relay, fake_model]
 
 
 class NulliusGroup(click.Group):
