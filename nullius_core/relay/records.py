@@ -18,10 +18,10 @@ from typing import Any
 
 REMOVED = "[removed]"
 
-_CREDENTIAL_NAME = re.compile(
-    r"(^|[-_.])(authorization|api[-_]?key|apikey|x-api-key|token|secret|password|passwd|credential|cookie|session[-_]?key|access[-_]?key|private[-_]?key)s?($|[-_.])",
-    re.IGNORECASE,
-)
+# A name is a credential's by its last part: `OPENAI_API_KEY`, `x-api-key`,
+# `access_token`, `client_secret`; never `max_tokens` or `tokenizer`.
+_CREDENTIAL_LAST = frozenset({"token", "secret", "password", "passwd", "credential", "credentials", "authorization", "cookie", "apikey"})
+_KEY_BEFORE = frozenset({"api", "secret", "private", "access", "session", "signing", "encryption"})
 # Strings shaped like keys, whoever issued them.
 _KEY_SHAPES = re.compile(
     r"sk-[A-Za-z0-9_\-]{16,}"  # OpenAI, Anthropic (sk-ant-), OpenRouter (sk-or-)
@@ -35,7 +35,12 @@ _KEY_SHAPES = re.compile(
 
 
 def credential_name(name: str) -> bool:
-    return bool(_CREDENTIAL_NAME.search(name))
+    parts = [p for p in re.split(r"[-_.\s]+", name.lower()) if p]
+    if not parts:
+        return False
+    if parts[-1] in _CREDENTIAL_LAST:
+        return True
+    return parts[-1] == "key" and (len(parts) == 1 or parts[-2] in _KEY_BEFORE)
 
 
 class Cleaner:

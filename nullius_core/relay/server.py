@@ -57,6 +57,8 @@ class Route:
     side_models: frozenset[str] = frozenset()
     pins: dict[str, list[str]] = attrs.field(factory=dict)  # model sent -> serving providers, in order
     call_seconds: float | None = None
+    in_flight: int = 0
+    idle: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
 def _error(status: int, kind: str, message: str) -> web.Response:
@@ -130,6 +132,12 @@ class Relay:
         if route is not None:
             self._tokens.pop(route.token, None)
 
+    async def quiet(self, unit: str, timeout: float = 30) -> None:
+        """Until the route's calls in flight are recorded: a caller can see its reply end before its record lands."""
+        route = self.routes.get(unit)
+        if route is not None and route.in_flight:
+            await asyncio.wait_for(route.idle.wait(), timeout)
+
     def url(self, unit: str) -> str:
         return f"{self.base_url}/{unit}/v1"
 
@@ -161,6 +169,17 @@ class Relay:
             return _error(400, "invalid_request", "the body is not JSON")
         if not isinstance(body, dict):
             return _error(400, "invalid_request", "the body is not a JSON object")
+        route.in_flight += 1
+        route.idle.clear()
+        try:
+            return await self._call(request, route, api, body, started, t0)
+        finally:
+            route.in_flight -= 1
+            if route.in_flight == 0:
+                route.idle.set()
+
+    async def _call(self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], started: Any, t0: float) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
         call_id = uuid.uuid4().hex[:16]
         asked = body.get("model")
         side = isinstance(asked, str) and asked in route.side_models
@@ -176,7 +195,7 @@ class Relay:
             "model_sent": model or asked,
             "side": side,
             "stream": body.get("stream") is True,
-            "key_headers": sorted(k for k in request.headers if credential_name(k)),
+            "key_headers": sorted({k.lower() for k in request.headers if credential_name(k)}),
             "request": {"reasoning_effort": _effort(body)},
         }
         guard = route.recorder.stopped() if route.kind == "agent" and not side else None
@@ -204,6 +223,9 @@ class Relay:
             f"{record['started']} {route.unit} {api.name} {record.get('status')} {record['model_sent']} "
             f"{record['ms_total']}ms {json.dumps(record['usage'])}"
         )
+        if record.get("broken") and request.transport is not None:
+            # the provider's stream broke: the caller's breaks too, rather than seem to end well
+            request.transport.abort()
         return response
 
     async def _forward(

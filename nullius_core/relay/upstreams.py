@@ -69,13 +69,13 @@ def apis(session: Session, upstream: Upstream) -> list[tuple[tuple[str, ...], Mo
 def parse_served_by(values: tuple[str, ...], model: str | None, upstream: Upstream) -> dict[str, list[str]]:
     """`--served-by [MODEL=]SLUG[,SLUG...]`, checked: refused where no provider routes a model to several."""
     pins: dict[str, list[str]] = {}
+    if values and not upstream.provider.routes_to_several:
+        raise RelayRefused(f"--served-by: provider {upstream.provider.name!r} routes no model to several providers")
     for value in values:
         target, sep, slugs = value.rpartition("=")
         target = target if sep else model
         if not target:
             raise RelayRefused(f"--served-by {value!r}: name the model (MODEL=SLUG) or give --model")
-        if not upstream.provider.routes_to_several:
-            raise RelayRefused(f"--served-by: provider {upstream.provider.name!r} routes no model to several providers")
         order = [s.strip() for s in slugs.split(",")]
         bad = [s for s in order if not SLUG.match(s)]
         if bad or not order:
