@@ -9,12 +9,14 @@ are kept, never their values.
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from nullius_core import jsonfast
 
 REMOVED = "[removed]"
 
@@ -34,6 +36,19 @@ _KEY_SHAPES = re.compile(
 )
 
 
+# The keys of a record's JSON text: when none is a credential's, the record is
+# cleaned as text, in one pass, without walking it.
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)":')
+# How a credential's key ends in JSON text; a text with none of these has no such key.
+_CREDENTIAL_ENDINGS = tuple(f'{end}":' for end in (*_CREDENTIAL_LAST, "key"))
+
+
+def _maybe_credential(text: str) -> bool:
+    lowered = text.lower()
+    return any(ending in lowered for ending in _CREDENTIAL_ENDINGS)
+
+
+@functools.lru_cache(maxsize=4096)
 def credential_name(name: str) -> bool:
     parts = [p for p in re.split(r"[-_.\s]+", name.lower()) if p]
     if not parts:
@@ -59,6 +74,41 @@ class Cleaner:
                 value = value.replace(secret, REMOVED)
         return _KEY_SHAPES.sub(REMOVED, value)
 
+    def dumps(self, obj: Any) -> str:
+        """The cleaned JSON text of `obj`, on one line."""
+        text = jsonfast.dumps_text(obj)
+        if _maybe_credential(text) and any(credential_name(key) for key in _JSON_KEY.findall(text)):
+            return jsonfast.dumps_text(self(obj))
+        return self.text(text)
+
+    def raw(self, data: bytes | str | None, is_json: bool = False) -> str:
+        """Bytes received, as one line of JSON: JSON kept as it came (cleaned), anything else as a string.
+
+        `is_json`: the bytes are known to parse (the relay read them already).
+        """
+        if data is None:
+            return "null"
+        if isinstance(data, bytes):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return self.dumps(data.decode("utf-8", "replace"))
+            stripped = text.strip()
+            if stripped[:1] in ("{", "[") and "\n" not in stripped and "\r" not in stripped:
+                if not is_json:
+                    try:
+                        jsonfast.loads(stripped)
+                    except ValueError:
+                        return self.dumps(text)
+                if _maybe_credential(stripped):
+                    return self.dumps(jsonfast.loads(stripped))
+                return self.text(stripped)
+            try:
+                return self.dumps(jsonfast.loads(text))
+            except ValueError:
+                return self.dumps(text)
+        return self.dumps(data)
+
     def __call__(self, obj: Any) -> Any:
         if isinstance(obj, dict):
             return {
@@ -72,13 +122,22 @@ class Cleaner:
         return obj
 
 
-def append_line(path: Path, record: dict[str, Any]) -> None:
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+class Appender:
+    """A file kept open for appending; each line goes in one write() call, whole."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def line(self, text: str) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.write(self._fd, (text + "\n").encode())
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class Recorder:
@@ -93,26 +152,39 @@ class Recorder:
         self.bodies = folder / "bodies.jsonl"
         self.gateway = folder / "gateway.log"
         self.stop = folder / "stop"
+        self._calls = Appender(self.calls)
+        self._bodies = Appender(self.bodies)
+        self._gateway = Appender(self.gateway)
+        self._stop_stamp: int | None = None
+        self._stop_guard: str | None = None
 
     def call(self, record: dict[str, Any]) -> None:
-        append_line(self.calls, self.cleaner(record))
+        self._calls.line(self.cleaner.dumps(record))
 
-    def body(self, call_id: str, request: Any, response: Any) -> None:
+    def body(self, call_id: str, request: bytes, response: bytes | str | None) -> None:
+        """The request as the caller sent it and the reply as the provider sent it (a stream as its text)."""
         if self.keep_bodies:
-            append_line(self.bodies, self.cleaner({"id": call_id, "request": request, "response": response}))
+            parts = (self.cleaner.raw(request, is_json=True), self.cleaner.raw(response))
+            self._bodies.line(f'{{"id":"{call_id}","request":{parts[0]},"response":{parts[1]}}}')
 
     def log(self, line: str) -> None:
-        with open(self.gateway, "a", encoding="utf-8") as handle:
-            handle.write(self.cleaner.text(line.rstrip("\n")) + "\n")
+        self._gateway.line(self.cleaner.text(line.rstrip("\n")))
+
+    def close(self) -> None:
+        for appender in (self._calls, self._bodies, self._gateway):
+            appender.close()
 
     def stopped(self) -> str | None:
         """A guard's line in the stop file refuses the agent's later calls; the relay's own notes do not."""
         try:
-            lines = self.stop.read_text(encoding="utf-8").splitlines()
+            stamp = os.stat(self.stop).st_mtime_ns
         except FileNotFoundError:
             return None
-        guard = [line for line in lines if line.strip() and not line.startswith("relay:")]
-        return guard[-1] if guard else None
+        if stamp != self._stop_stamp:  # read again only when the file changed
+            lines = self.stop.read_text(encoding="utf-8").splitlines()
+            guard = [line for line in lines if line.strip() and not line.startswith("relay:")]
+            self._stop_guard, self._stop_stamp = (guard[-1] if guard else None), stamp
+        return self._stop_guard
 
     def note_stop(self, note: str) -> None:
         with open(self.stop, "a", encoding="utf-8") as handle:

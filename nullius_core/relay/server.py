@@ -12,7 +12,6 @@ call past its limit is cut. Each call is one line of the route's calls.jsonl.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 import uuid
@@ -24,6 +23,7 @@ import aiohttp
 import attrs
 from aiohttp import web
 
+from nullius_core import jsonfast
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.plugins.registries import ProviderSpec
 from nullius_core.relay.api import Facts, ModelApi
@@ -118,6 +118,8 @@ class Relay:
             await self._runner.cleanup()
         if self._session is not None:
             await self._session.close()
+        for route in self.routes.values():
+            route.recorder.close()
 
     def add_route(self, unit: str, folder: Path, **options: Any) -> Route:
         token = "nlr-" + secrets.token_urlsafe(24)
@@ -131,6 +133,7 @@ class Relay:
         route = self.routes.pop(unit, None)
         if route is not None:
             self._tokens.pop(route.token, None)
+            route.recorder.close()
 
     async def quiet(self, unit: str, timeout: float = 30) -> None:
         """Until the route's calls in flight are recorded: a caller can see its reply end before its record lands."""
@@ -162,7 +165,7 @@ class Relay:
             return _error(404, "not_found", f"the relay passes POST {', '.join(sorted(self.by_path))}; not {request.method} {path}")
         try:
             raw = await request.read()
-            body = json.loads(raw)
+            body = jsonfast.loads(raw)
         except web.HTTPRequestEntityTooLarge:
             return _error(413, "too_large", f"a request body is at most {MAX_BODY} bytes")
         except (ValueError, UnicodeDecodeError):
@@ -172,13 +175,15 @@ class Relay:
         route.in_flight += 1
         route.idle.clear()
         try:
-            return await self._call(request, route, api, body, started, t0)
+            return await self._call(request, route, api, body, raw, started, t0)
         finally:
             route.in_flight -= 1
             if route.in_flight == 0:
                 route.idle.set()
 
-    async def _call(self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], started: Any, t0: float) -> web.StreamResponse:
+    async def _call(
+        self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], raw: bytes, started: Any, t0: float
+    ) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         call_id = uuid.uuid4().hex[:16]
         asked = body.get("model")
@@ -218,10 +223,10 @@ class Relay:
             record["error"] = facts.error
         record["ms_total"] = _ms(t0)
         route.recorder.call(record)
-        route.recorder.body(call_id, body, reply_body)
+        route.recorder.body(call_id, raw, reply_body)
         route.recorder.log(
             f"{record['started']} {route.unit} {api.name} {record.get('status')} {record['model_sent']} "
-            f"{record['ms_total']}ms {json.dumps(record['usage'])}"
+            f"{record['ms_total']}ms {jsonfast.dumps_text(record['usage'])}"
         )
         if record.get("broken") and request.transport is not None:
             # the provider's stream broke: the caller's breaks too, rather than seem to end well
@@ -249,7 +254,7 @@ class Relay:
         chunks: list[bytes] = []
         facts = Facts()
         try:
-            async with self._session.post(url, data=json.dumps(sent.body).encode(), headers=headers, timeout=timeout) as up:
+            async with self._session.post(url, data=jsonfast.dumps(sent.body), headers=headers, timeout=timeout) as up:
                 record["status"] = up.status
                 record["ms_first_byte"] = _ms(t0)
                 passed = {k: v for k, v in up.headers.items() if k.lower() not in HOP}
@@ -275,7 +280,7 @@ class Relay:
                 record["ms_last_byte"] = _ms(t0)
                 facts = api.reply(data)
                 reply = web.Response(body=data, status=up.status, reason=up.reason, headers=passed)
-                return reply, facts, _json_or_text(data)
+                return reply, facts, data
         except asyncio.TimeoutError:
             record["cut"] = f"past the call limit of {route.call_seconds:g} s"
             record.setdefault("status", 504)
@@ -299,13 +304,6 @@ class Relay:
 
 def _ms(t0: float) -> float:
     return round((time.monotonic() - t0) * 1000, 3)
-
-
-def _json_or_text(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return data.decode("utf-8", "replace")
 
 
 def _partial(chunks: list[bytes]) -> str | None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from nullius_core import jsonfast
 
 
 def loads(data: bytes | None) -> Any:
     if not data:
         return None
     try:
-        return json.loads(data)
+        return jsonfast.loads(data)
     except (ValueError, UnicodeDecodeError):
         return None
 
