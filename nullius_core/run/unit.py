@@ -19,6 +19,7 @@ import attrs
 from nullius_core import __version__
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import (
+    AgentContext,
     AgentInfo,
     ExceptionInfo,
     Step,
@@ -32,6 +33,8 @@ from nullius_core.jobs.records import (
     iso,
     utcnow,
 )
+from nullius_core.jobs.records import load as structure_record
+from nullius_core.relay.usage import from_folder
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared
@@ -231,6 +234,7 @@ def _write(
         task_checksum=hashlib.sha256(f"{facts.standard.get('dataset_sha256') or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
         config=config,
         agent_info=AgentInfo(name=facts.control or "agent", version=__version__),
+        agent_result=_usage(trial),
         verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
         exception_info=exception,
         started_at=iso(started),
@@ -261,6 +265,12 @@ def _write(
         exception_type=exception.exception_type if exception else None,
         seconds=(finished - started).total_seconds(),
     )
+
+
+def _usage(trial: TrialDir) -> AgentContext | None:
+    """The agent's tokens, as its relay recorded them (a control calls no model: none)."""
+    context = from_folder(trial.work / "relay")
+    return structure_record(context, AgentContext) if context else None
 
 
 def _trajectory(facts: RunFacts, prompt: str, answer: str | None, started: datetime, finished: datetime) -> Trajectory:
