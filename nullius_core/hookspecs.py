@@ -28,6 +28,7 @@ from nullius_core.markers import hookspec
 if TYPE_CHECKING:
     from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
     from nullius_core.plugins.registries import (
+        AgentProtocolRegistry,
         BackendRegistry,
         CatalogueRegistry,
         CommandRegistry,
@@ -138,6 +139,24 @@ def nullius_register_runners(registry: RunnerRegistry) -> None:
 
     :param registry: call ``registry.add(RunnerSpec(name=..., kind="driver"
         or "capability", factory=...))``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def nullius_register_agent_protocols(registry: AgentProtocolRegistry) -> None:
+    """Register agent protocols: how Nullius talks to an agent (ACP, the Agent Client Protocol).
+
+    Called once per session, when a run or a conformance check starts its
+    first agent. Not firstresult: every plugin is called. An agent definition
+    names its protocol (``"protocol"``, default ``"acp"``).
+
+    :param registry: call ``registry.add(AgentProtocolSpec(name=..., summary=...,
+        factory=...))``; ``factory()`` gives an object with
+        ``async converse(process, conversation, records) -> AgentOutcome``
+        (``nullius_core.run.agent``): it holds the whole conversation with a
+        started agent process and records its raw transcript in ``records``.
 
     .. versionadded:: 0.1
     """

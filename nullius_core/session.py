@@ -25,6 +25,7 @@ from nullius_core.plugins.manager import (
     new_manager,
 )
 from nullius_core.plugins.registries import (
+    AgentProtocolRegistry,
     BackendRegistry,
     CatalogueRegistry,
     CommandRegistry,
@@ -45,6 +46,7 @@ _REGISTRARS = {
     "model_apis": "register_model_apis",
     "providers": "register_providers",
     "runners": "register_runners",
+    "agent_protocols": "register_agent_protocols",
     "commands": "register_commands",
 }
 
@@ -139,6 +141,10 @@ class Session:
     @property
     def runners(self) -> RunnerRegistry:
         return self.registry("runners")  # type: ignore[return-value]
+
+    @property
+    def agent_protocols(self) -> AgentProtocolRegistry:
+        return self.registry("agent_protocols")  # type: ignore[return-value]
 
     @property
     def commands(self) -> CommandRegistry:

@@ -49,7 +49,10 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--shard", "shard_text", metavar="I/N", help="Run shard I of N (sha256(unit id) mod N).")
 @click.option("--launch", help="Name of the launch several shards belong to (default: the UTC day, benchmark, agent, model).")
 @click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option. Repeatable.")
-@click.option("--model", help="The model the agent is given (agent runs).")
+@click.option("--model", help="The model the agent is given (agent runs): every call goes as this model.")
+@click.option("--option", "agent_options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's. Repeatable.")
+@click.option("--provider", help="The model provider the relay forwards to (default: the user settings').")
+@click.option("--base-url", help="The provider's base URL, ending at its /v1 (a local model server, a gateway).")
 @click.option("--backend", default="local", show_default=True, help="Where units run.")
 @click.option("--unsandboxed", is_flag=True, help="Consent to run an agent on the local backend, which is not a sandbox.")
 @click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where jobs go (default: nullius paths' jobs).")
@@ -84,6 +87,9 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             model=options["model"],
             unsandboxed=options["unsandboxed"],
             launch=options["launch"],
+            agent_options=_pairs(options["agent_options"], "--option"),
+            provider=options["provider"],
+            base_url=options["base_url"],
         )
     try:
         outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
@@ -154,6 +160,9 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
         unsandboxed=std["unsandboxed"],
         launch=std["launch"],
         purpose=std.get("purpose"),
+        agent_options=dict((std.get("agent") or {}).get("options") or {}),
+        provider=(std.get("agent") or {}).get("provider"),
+        base_url=(std.get("agent") or {}).get("base_url"),
     )
 
 
@@ -245,3 +254,57 @@ def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
         raise Refused(f"merge {exc}") from None  # "merge refused: ..."
     summary = result["standard"]
     click.echo(f"{out}: {summary['trials']} trials of {result['n_total_trials']}, mean {summary['mean']:.4f}")
+
+
+@click.command("conform")
+@click.argument("participant", metavar="KEY[@VERSION]")
+@click.option("--model", required=True, help="The model the agent is given; its proofs name it.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each check K times; a check holds when a majority pass.")
+@click.option("--option", "agent_options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's. Repeatable.")
+@click.option("--port", "ports", multiple=True, help="Prove only this port. Repeatable.")
+@click.option("--provider", help="The model provider the relay forwards to.")
+@click.option("--base-url", help="The provider's base URL, ending at its /v1.")
+@click.option("--backend", default="local", show_default=True)
+@click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on the local backend, which is not a sandbox.")
+@click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=2, show_default=True, help="Checks at a time.")
+@click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where the kits' jobs go.")
+@click.option("--json", "as_json", is_flag=True)
+@refusals
+def conform_cmd(participant: str, **options: Any) -> None:
+    """Run the kits of every port KEY could offer; record what is proven."""
+    import json
+
+    from nullius_core.run.conform import ConformRequest, conform
+    from nullius_core.run.progress import Progress
+
+    session = session_for(click.get_current_context())
+    request = ConformRequest(
+        participant=participant,
+        model=options["model"],
+        jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+        repeat=options["repeat"],
+        agent_options=_pairs(options["agent_options"], "--option"),
+        provider=options["provider"],
+        base_url=options["base_url"],
+        backend=options["backend"],
+        unsandboxed=options["unsandboxed"],
+        concurrency=options["concurrency"],
+        ports=tuple(options["ports"]),
+    )
+    try:
+        results = conform(session, request, Progress())
+    except RunRefused as exc:
+        raise Refused(f"conform refused: {exc}") from None
+    if options["as_json"]:
+        click.echo(json.dumps([{"port": r.port, "proven": r.proven, "skipped": r.skipped, **r.record} for r in results], indent=2))
+    else:
+        for r in results:
+            if r.skipped:
+                click.echo(f"{participant} {r.port}: not tested ({r.skipped})")
+            else:
+                skills = r.record.get("skills") or {}
+                shown = [s for s, v in skills.items() if v["ok"]]
+                extra = f"; skills shown: {', '.join(shown) or 'none'}" if skills else ""
+                click.echo(f"{participant} {r.port}: {'proven' if r.proven else 'NOT proven'} {r.record['passed']}{extra}")
+    if any(not r.proven and not r.skipped for r in results):
+        sys.exit(1)

@@ -10,6 +10,8 @@ from nullius_core.plugins.manager import (
     spec_names,
 )
 from nullius_core.plugins.registries import (
+    AgentProtocolRegistry,
+    AgentProtocolSpec,
     BackendRegistry,
     BackendSpec,
     CatalogueRegistry,
@@ -26,6 +28,8 @@ from nullius_core.plugins.registries import (
 )
 
 __all__ = [
+    "AgentProtocolRegistry",
+    "AgentProtocolSpec",
     "BackendRegistry",
     "BackendSpec",
     "CatalogueRegistry",

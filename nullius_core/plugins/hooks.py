@@ -15,6 +15,7 @@ import pluggy
 import structlog
 
 from nullius_core.plugins.registries import (
+    AgentProtocolRegistry,
     BackendRegistry,
     CatalogueRegistry,
     CommandRegistry,
@@ -74,6 +75,9 @@ class Hooks:
 
     def register_runners(self, *, registry: RunnerRegistry) -> None:
         self._register_each("nullius_register_runners", registry)
+
+    def register_agent_protocols(self, *, registry: AgentProtocolRegistry) -> None:
+        self._register_each("nullius_register_agent_protocols", registry)
 
     def register_commands(self, *, registry: CommandRegistry) -> None:
         self._register_each("nullius_register_commands", registry)

@@ -188,6 +188,22 @@ class RunnerRegistry(Registry[RunnerSpec]):
         self._add(f"{spec.kind}:{spec.name}", spec)
 
 
+@attrs.frozen(kw_only=True)
+class AgentProtocolSpec:
+    """How Nullius talks to an agent (ACP). `factory()` gives an `AgentProtocol`."""
+
+    name: str
+    summary: str
+    factory: Callable[..., Any]
+
+
+class AgentProtocolRegistry(Registry[AgentProtocolSpec]):
+    what = "agent protocol"
+
+    def add(self, spec: AgentProtocolSpec) -> None:
+        self._add(spec.name, spec)
+
+
 class CommandRegistry(Registry[click.Command]):
     what = "command"
 
@@ -207,6 +223,7 @@ class Registries:
     model_apis: ModelApiRegistry = attrs.field(factory=ModelApiRegistry)
     providers: ProviderRegistry = attrs.field(factory=ProviderRegistry)
     runners: RunnerRegistry = attrs.field(factory=RunnerRegistry)
+    agent_protocols: AgentProtocolRegistry = attrs.field(factory=AgentProtocolRegistry)
     commands: CommandRegistry = attrs.field(factory=CommandRegistry)
 
     def named(self) -> dict[str, Registry[Any]]:

@@ -25,6 +25,8 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
+from nullius_core.relay import upstreams
+from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.progress import Progress
 from nullius_core.run.shard import Shard, plan
@@ -90,7 +92,10 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
             raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
         state = "finished"
+        relay = None
         try:
+            if prepared.agent is not None:
+                relay = await self._start_relay(prepared)
             units = await self._units(prepared)
             work = self._plan(units)
             config = self._config(job, prepared, units, work, started, backend) if not resuming else job.read_config()
@@ -107,6 +112,7 @@ class Engine:
                 control=self.spec.control,
                 model=self.spec.model,
                 standard=trial_standard(config["standard"]),
+                relay=relay,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
             self._write_result(job, config, len(work), started, final=False, running=0)
@@ -118,6 +124,8 @@ class Engine:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             await asyncio.shield(self._close(backend))
+            if relay is not None:
+                await asyncio.shield(relay.stop())
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
@@ -130,6 +138,14 @@ class Engine:
             event=RunFinished(job_name=job.name, job_dir=job.path, state=state, summary=summary, result=result)
         )
         return RunOutcome(job.path, state, summary)
+
+    async def _start_relay(self, prepared: Prepared) -> Relay:
+        """The run's relay: each unit gets its own route and token on it, as it starts."""
+        agent = prepared.agent
+        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream))
+        await relay.start()
+        self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
+        return relay
 
     # --- planning ------------------------------------------------------------
 
@@ -312,6 +328,8 @@ class Engine:
                 "options": prepared.options,
                 "backend": backend.record(),
                 "unsandboxed": spec.unsandboxed,
+                "consent": "--unsandboxed: the agent runs as you on this machine" if spec.unsandboxed and prepared.agent else None,
+                "agent": _agent_record(prepared),
                 "shard": shard,
                 "launch": spec.launch_name(started),
                 "repeat": spec.repeat,
@@ -363,7 +381,7 @@ class Engine:
 # What each trial's config repeats of the job's (not the plan: it names every trial).
 _TRIAL_KEYS = (
     "job_id", "benchmark", "benchmark_version", "benchmark_ref", "kind", "dataset", "dataset_sha256",
-    "participant", "control", "model", "options", "backend", "unsandboxed", "launch", "repeat", "purpose",
+    "participant", "control", "model", "options", "backend", "unsandboxed", "consent", "agent", "launch", "repeat", "purpose",
 )
 
 
@@ -372,6 +390,25 @@ def trial_standard(job_standard: dict[str, Any]) -> dict[str, Any]:
     shard = job_standard.get("shard")
     out["shard"] = {"index": shard["index"], "of": shard["of"]} if shard else None
     return out
+
+
+def _agent_record(prepared: Prepared) -> dict[str, Any] | None:
+    agent = prepared.agent
+    if agent is None:
+        return None
+    resolved = agent.resolved
+    return {
+        "ref": resolved.ref,
+        "key": resolved.key,
+        "version": resolved.version,
+        "upstream": {k: v for k, v in attrs.asdict(resolved.upstream).items() if v},
+        "options": agent.options,
+        "protocol": agent.protocol.name,
+        "provider": agent.upstream.provider.name,
+        "base_url": agent.upstream.base_url,
+        "permissions": "every permission request is granted (allow_once where offered) and recorded in the trial",
+        "source": agent.entry.source(),
+    }
 
 
 def unit_problem(units: Any, pinned: int) -> str | None:

@@ -20,7 +20,7 @@ import attrs
 
 from nullius_core.catalogue.catalogue import Entry
 from nullius_core.catalogue.listing import resolve_benchmark
-from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark
+from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.run import data, install, upstream
 from nullius_core.run.driver import DriverLaunch
@@ -47,21 +47,38 @@ class Prepared:
     dataset_file: Path | None
     install_dir: Path | None
     upstream_dir: Path | None
+    agent: Any = None  # a PreparedAgent for an agent run; None for a control
 
     @property
     def score_seconds(self) -> float:
         return float(self.bench.limits.score_seconds or 60)
 
+    @property
+    def turn_seconds(self) -> float:
+        return float(self.bench.limits.turn_seconds or 600)
+
+
+def _kit(session: Session, port_name: str) -> tuple[Entry, ResolvedBenchmark]:
+    port = session.ports.get(port_name)
+    if port is None or port.kit_folder is None:
+        raise RunRefused(f"the port {port_name!r} has no kit")
+    file = port.kit_folder / "standard.json"
+    standard = load(file)
+    owner = next((r.plugin for r in session.ports.entries() if r.name == port_name), "ports")
+    key = port_name.replace("/", "-").replace(".", "-")
+    entry = Entry(kind="benchmark", key=key, folder=port.kit_folder, file=file, origin=owner)
+    return entry, standard.resolve(key)
+
 
 def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) -> Prepared:
     try:
-        entry, bench = resolve_benchmark(session.catalogue, spec.benchmark)
+        entry, bench = _kit(session, spec.kit) if spec.kit else resolve_benchmark(session.catalogue, spec.benchmark)
     except DefinitionError as exc:
         raise RunRefused("the benchmark's definition is invalid:\n" + exc.render()) from None
     except LookupError as exc:
         raise RunRefused(str(exc.args[0])) from None
     standard = bench.standard
-    if standard.kit is not None:
+    if standard.kit is not None and spec.kit is None:
         raise RunRefused(f"{bench.ref} is the kit of {standard.kit.port}: kits prove agents (nullius conform), they are not run")
     if bench.driver is None:
         raise RunRefused(f"{bench.ref} has no driver")
@@ -69,16 +86,16 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     if dataset_name not in bench.datasets:
         raise RunRefused(f"{bench.ref} has no dataset {dataset_name!r} (datasets: {', '.join(bench.datasets)})")
     dataset = bench.datasets[dataset_name]
-    if spec.control is None:
-        raise RunRefused(
-            f"{spec.participant!r}: this version of Nullius runs the controls (nop, oracle); agents and "
-            "capabilities run once their protocol adapters are installed"
-        )
     options = resolve_options(standard.options or {}, spec.bench_options, dataset_name, bench.ref)
     backend = session.backends.get(spec.backend)
     if backend is None:
         known = ", ".join(session.backends.names()) or "none registered"
         raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
+    agent = None
+    if spec.control is None:
+        from nullius_core.run.participant import prepare_agent
+
+        agent = prepare_agent(session, spec, bench, backend, progress, RunRefused)
     runner = session.runners.get(f"driver:{bench.driver.runner}")
     if runner is None:
         known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
@@ -125,6 +142,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         dataset_file=dataset_file,
         install_dir=install_dir,
         upstream_dir=clone,
+        agent=agent,
     )
 
 
@@ -136,18 +154,18 @@ def _clone(session: Session, entry: Entry, bench: ResolvedBenchmark, progress: P
         raise data.DataError(str(exc)) from None
 
 
-def resolve_options(declared: dict[str, Option], given: dict[str, str], dataset: str, ref: str) -> dict[str, str]:
+def resolve_options(declared: dict[str, Option], given: dict[str, str], dataset: str, ref: str, what: str = "option") -> dict[str, str]:
     """Every option's value (defaults included), refusing an unknown name or a value not allowed."""
     for name, value in given.items():
         option = declared.get(name)
         if option is None:
             known = ", ".join(sorted(declared)) or "none"
-            raise RunRefused(f"{ref} has no option {name!r} (options: {known})")
+            raise RunRefused(f"{ref} has no {what} {name!r} ({what}s: {known})")
         if option.datasets and dataset not in option.datasets:
-            raise RunRefused(f"option {name!r} of {ref} applies to datasets {', '.join(option.datasets)}, not {dataset!r}")
+            raise RunRefused(f"{what} {name!r} of {ref} applies to datasets {', '.join(option.datasets)}, not {dataset!r}")
         if not option.allows(value):
             allowed = ", ".join(option.values) if option.values is not None else f"values matching {option.pattern!r}"
-            raise RunRefused(f"option {name!r} of {ref} does not allow {value!r} (allowed: {allowed})")
+            raise RunRefused(f"{what} {name!r} of {ref} does not allow {value!r} (allowed: {allowed})")
     out: dict[str, str] = {}
     for name, option in declared.items():
         if option.datasets and dataset not in option.datasets:

@@ -29,6 +29,10 @@ class RunSpec:
     unsandboxed: bool = False
     launch: str | None = None
     purpose: str | None = None
+    agent_options: dict[str, str] = attrs.field(factory=dict)
+    provider: str | None = None
+    base_url: str | None = None
+    kit: str | None = None  # a port: run its kit (nullius conform), not a catalogue benchmark
 
     @property
     def control(self) -> str | None:

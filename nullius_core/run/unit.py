@@ -21,6 +21,7 @@ from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import (
     AgentContext,
     AgentInfo,
+    ModelInfo,
     ExceptionInfo,
     Step,
     Timing,
@@ -35,6 +36,7 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.jobs.records import load as structure_record
 from nullius_core.relay.usage import from_folder
+from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, converse
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared
@@ -77,6 +79,12 @@ class RunFacts:
     control: str | None
     model: str | None
     standard: dict[str, Any]
+    relay: Any = None  # the run's Relay, for an agent run
+
+    @property
+    def participant(self) -> str:
+        agent = self.prepared.agent
+        return self.control or (agent.resolved.key if agent else "agent")
 
 
 @attrs.frozen(kw_only=True)
@@ -113,7 +121,7 @@ def trial_config(facts: RunFacts, work: Work) -> TrialConfig:
         task={"path": f"{prepared.entry.key}/{work.unit}", "source": prepared.dataset_name},
         trial_name=work.trial_name,
         trials_dir=str(facts.job.path),
-        agent={"name": facts.control or "agent", "model_name": facts.model},
+        agent={"name": facts.participant, "model_name": facts.model},
         environment={"import_path": f"nullius.backends:{prepared.backend.name}"},
         job_id=facts.job_id,
         standard={**facts.standard, "unit": work.unit, "position": work.position, "attempt": work.attempt},
@@ -133,8 +141,11 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     prompt: str | None = None
     answer: str | None = None
     score: dict[str, Any] | None = None
+    agent_run: AgentRun | None = None
+    transcript: list[dict[str, str]] | None = None
     cancelled = False
     base = {"unit": work.unit, "dataset": prepared.dataset_name}
+    agent_failure: ExceptionInfo | None = None
     phase_start = started
     try:
         place = await backend.prepare_unit(trial.workspace, trial.home)
@@ -145,7 +156,18 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         await asyncio.to_thread(commit_setup, place.workspace)
         timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
-        if facts.control == "oracle":
+        if prepared.agent is not None:
+            try:
+                agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base)
+            except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
+                raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
+            answer = agent_run.outcome.answer
+            transcript = agent_run.outcome.transcript
+            if agent_run.failure is not None:
+                agent_failure = _info(agent_run.failure, agent_run.message or agent_run.failure, "")
+                if not agent_run.scored:
+                    raise TrialError(agent_run.failure, agent_run.message or agent_run.failure)
+        elif facts.control == "oracle":
             reply = await _call(driver, "oracle", {**base, "dir": str(place.workspace)}, OP_SECONDS["oracle"])
             answer = reply.get("answer")
             if not isinstance(answer, str):
@@ -154,7 +176,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             answer = ""
         timings["agent_execution"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
-        transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
+        transcript = transcript or [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
         score = await _call(
             driver,
             "score",
@@ -173,7 +195,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     finally:
         driver.log_to(None)
     finished = utcnow()
-    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score)
+    exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
+    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
@@ -206,24 +229,57 @@ def _write(
     prompt: str | None,
     answer: str | None,
     score: dict[str, Any] | None,
+    agent_run: AgentRun | None = None,
 ) -> TrialOutcome:
     prepared = facts.prepared
     kind = prepared.bench.standard.kind
     reward = passed = None
-    if score is not None and exception is None:
+    scored = score is not None and (exception is None or exception.exception_type in SCORED_ANYWAY)
+    if scored:
+        assert score is not None
         reward = float(score["reward"])
         passed = score.get("passed") if kind == "pass" else None
         trial.write_text("verifier/reward.txt", f"{reward:g}\n")
         trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
     if exception is not None:
         trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
-        outcome = "cancelled" if exception.exception_type == "CancelledError" else "error"
+    if exception is not None and exception.exception_type == "CancelledError":
+        outcome = "cancelled"
+    elif not scored:
+        outcome = "rate_limited" if exception is not None and exception.exception_type == "ApiRateLimitError" else "error"
     elif kind == "pass":
         outcome = "passed" if passed else "failed"
     else:
         outcome = "scored"
+    usage = _usage(trial)
     if prompt is not None:
-        trial.write_json("agent/trajectory.json", dump(_trajectory(facts, prompt, answer, started, finished)))
+        if agent_run is not None:
+            trajectory = _agent_trajectory(facts, agent_run, usage)
+            trial.write_json("agent/trace.json", _trace(agent_run))
+        else:
+            trajectory = _trajectory(facts, prompt, answer, started, finished)
+        trial.write_json("agent/trajectory.json", dump(trajectory))
+    own: dict[str, Any] = {
+        "unit": work.unit,
+        "position": work.position,
+        "attempt": work.attempt,
+        "control": facts.control,
+        "outcome": outcome,
+        "passed": passed,
+        "parts": (score or {}).get("parts") if scored else None,
+        "job": facts.job.name,
+        "benchmark": prepared.bench.ref,
+        "dataset": prepared.dataset_name,
+    }
+    if agent_run is not None:
+        own["agent"] = {
+            "ref": prepared.agent.resolved.ref,
+            "stop_reason": agent_run.outcome.stop_reason,
+            "turns": sum(1 for t in agent_run.outcome.transcript if t["role"] == "user"),
+            "permissions_granted": len([g for g in agent_run.outcome.grants if g["granted"]]),
+            "killed_at_end": agent_run.killed,
+            "info": agent_run.outcome.info,
+        }
     result = TrialResult(
         id=str(uuid.uuid4()),
         task_name=work.unit,
@@ -233,8 +289,8 @@ def _write(
         source=prepared.dataset_name,
         task_checksum=hashlib.sha256(f"{facts.standard.get('dataset_sha256') or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
         config=config,
-        agent_info=AgentInfo(name=facts.control or "agent", version=__version__),
-        agent_result=_usage(trial),
+        agent_info=_agent_info(facts),
+        agent_result=usage,
         verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
         exception_info=exception,
         started_at=iso(started),
@@ -242,18 +298,7 @@ def _write(
         environment_setup=timings.get("environment_setup"),
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
-        standard={
-            "unit": work.unit,
-            "position": work.position,
-            "attempt": work.attempt,
-            "control": facts.control,
-            "outcome": outcome,
-            "passed": passed,
-            "parts": (score or {}).get("parts") if exception is None else None,
-            "job": facts.job.name,
-            "benchmark": prepared.bench.ref,
-            "dataset": prepared.dataset_name,
-        },
+        standard=own,
     )
     record = dump(result)
     trial.write_json("result.json", record)
@@ -267,10 +312,69 @@ def _write(
     )
 
 
+def _agent_info(facts: RunFacts) -> AgentInfo:
+    agent = facts.prepared.agent
+    if agent is None:
+        return AgentInfo(name=facts.participant, version=__version__)
+    provider = agent.upstream.provider.name
+    return AgentInfo(
+        name=facts.participant,
+        version=agent.resolved.upstream.version or agent.resolved.version or "unknown",
+        model_info=ModelInfo(name=str(facts.model), provider=provider),
+    )
+
+
 def _usage(trial: TrialDir) -> AgentContext | None:
     """The agent's tokens, as its relay recorded them (a control calls no model: none)."""
     context = from_folder(trial.work / "relay")
     return structure_record(context, AgentContext) if context else None
+
+
+def _agent_trajectory(facts: RunFacts, run: AgentRun, usage: AgentContext | None) -> Trajectory:
+    """The agent's steps, numbered, each agent step with the model calls that finished before it."""
+    calls = sorted((c for c in run.calls if c.get("kind", "agent") == "agent"), key=lambda c: c.get("started", ""))
+    steps: list[Step] = []
+    pending = list(calls)
+    for number, raw in enumerate(run.outcome.steps, start=1):
+        metrics = None
+        if raw.get("source") == "agent":
+            stamp = raw.get("timestamp") or ""
+            mine = [c for c in pending if (c.get("started") or "") <= stamp]
+            pending = [c for c in pending if c not in mine]
+            if mine:
+                metrics = {
+                    "prompt_tokens": sum((c.get("usage") or {}).get("input") or 0 for c in mine),
+                    "completion_tokens": sum((c.get("usage") or {}).get("output") or 0 for c in mine),
+                    "cached_tokens": sum((c.get("usage") or {}).get("cached_input") or 0 for c in mine),
+                }
+        steps.append(Step(step_id=number, metrics=metrics, model_name=facts.model if raw.get("source") == "agent" else None, **raw))
+    if not steps:
+        steps.append(Step(step_id=1, source="user", message=run.outcome.transcript[0]["text"] if run.outcome.transcript else ""))
+    agent = facts.prepared.agent
+    final = None
+    if usage is not None:
+        final = {
+            "total_prompt_tokens": usage.n_input_tokens,
+            "total_completion_tokens": usage.n_output_tokens,
+            "total_cached_tokens": usage.n_cache_tokens,
+            "total_steps": len(steps),
+        }
+    return Trajectory(
+        session_id=facts.job.name,
+        agent=TrajectoryAgent(name=agent.resolved.key, version=agent.resolved.upstream.version or "unknown", model_name=facts.model),
+        steps=steps,
+        final_metrics=final,
+        extra={"nullius_stop_reason": run.outcome.stop_reason, "nullius_grants": run.outcome.grants},
+    )
+
+
+def _trace(run: AgentRun) -> dict[str, Any]:
+    """The unit's timeline: model calls as the relay timed them, tool calls as Nullius saw them."""
+    model_calls = [
+        {k: c.get(k) for k in ("id", "kind", "started", "ms_first_byte", "ms_last_byte", "ms_total", "status", "model_sent", "side", "stream")}
+        for c in run.calls
+    ]
+    return {"model_calls": model_calls, "tool_calls": run.outcome.tool_spans}
 
 
 def _trajectory(facts: RunFacts, prompt: str, answer: str | None, started: datetime, finished: datetime) -> Trajectory:
@@ -280,7 +384,7 @@ def _trajectory(facts: RunFacts, prompt: str, answer: str | None, started: datet
         steps.append(Step(step_id=2, source="agent", message=answer, timestamp=iso(finished), llm_call_count=0))
     return Trajectory(
         session_id=facts.job.name,
-        agent=TrajectoryAgent(name=facts.control or "agent", version=__version__),
+        agent=TrajectoryAgent(name=facts.participant, version=__version__),
         steps=steps,
         extra={"nullius_control": facts.control} if facts.control else None,
     )

@@ -11,7 +11,9 @@ from typing import Any
 
 from nullius_core import hookimpl
 from nullius_core.plugins import BackendRegistry, BackendSpec
+from nullius_core.run.agent import AgentLaunch
 from nullius_core.run.backend import UnitPlace, init_repository
+from nullius_plugins.local_backend.process import LocalProcess
 
 
 class LocalBackend:
@@ -25,6 +27,9 @@ class LocalBackend:
         home.mkdir(parents=True, exist_ok=True)
         init_repository(workspace)
         return UnitPlace(workspace=workspace, home=home)
+
+    async def start_agent(self, launch: AgentLaunch) -> LocalProcess:
+        return await LocalProcess.start(launch)
 
     async def close(self) -> None:
         return None

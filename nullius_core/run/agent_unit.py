@@ -1,0 +1,181 @@
+"""The produce phase of an agent's unit: its relay route, its process, its conversation, its record.
+
+The agent gets the relay's URL for its unit and a token that opens that unit's
+route alone; the provider's key stays in the relay. Its HOME, PATH and locale
+are its own. Whatever happens, its whole process group is ended and its
+route's calls are recorded before the unit is scored.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.definitions import ResolvedBenchmark
+from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs.layout import TrialDir
+from nullius_core.relay.server import Relay
+from nullius_core.run.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
+from nullius_core.run.backend import UnitPlace
+from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.run.prepare import Prepared, fill
+
+# Why the last model call failed, as the run records it: outside the agent's rate.
+CALL_FAILURES = {429: "ApiRateLimitError", 401: "AgentAuthenticationError", 403: "AgentAuthenticationError"}
+SCORED_ANYWAY = {"AgentTimeoutError", "NonZeroAgentExitCodeError"}  # Harbor still verifies these
+
+
+@attrs.define
+class AgentRun:
+    outcome: AgentOutcome
+    killed: list[str]
+    calls: list[dict[str, Any]]
+    failure: str | None
+    message: str | None
+
+    @property
+    def scored(self) -> bool:
+        return self.failure is None or self.failure in SCORED_ANYWAY
+
+
+def _machine_path(install: Path | None) -> str:
+    own = Path(sys.prefix).resolve() if sys.prefix != sys.base_prefix else None
+    parts = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and not (own and Path(p).resolve().is_relative_to(own))]
+    if install is not None:
+        parts = [str(install / "node_modules" / ".bin"), str(install / ".venv" / "bin"), *parts]
+    return os.pathsep.join(parts)
+
+
+def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str, model: str, trial: TrialDir) -> AgentLaunch:
+    agent = prepared.agent
+    resolved = agent.resolved
+    install = Path(agent.install_dir) if agent.install_dir else None
+    wiring = resolved.model
+    api_url = base_url[: -len("/v1")] if wiring is not None and wiring.api == "anthropic" else base_url
+    slots = {
+        "base_url": api_url,
+        "token": token,
+        "model": model,
+        "home": str(place.home),
+        "workspace": str(place.workspace),
+        "here": str(agent.entry.folder),
+        "install": str(install) if install else "",
+        **{f"opt_{k}": v for k, v in agent.options.items()},
+    }
+    env = {
+        "HOME": str(place.home),
+        "PATH": _machine_path(install),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "TMPDIR": str(place.home / "tmp"),
+        "USER": os.environ.get("USER", "nullius"),
+    }
+    (place.home / "tmp").mkdir(parents=True, exist_ok=True)
+    env.update({k: fill(v, slots) for k, v in resolved.env.items()})
+    if wiring is not None:
+        env.update({k: fill(v, slots) for k, v in wiring.env.items()})
+        for relative, text in wiring.files.items():
+            target = (place.home / relative).resolve()
+            if not target.is_relative_to(place.home.resolve()):
+                raise ValueError(f"model.files names {relative!r}, outside the agent's HOME")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(fill(text, slots), encoding="utf-8")
+    argv = [fill(a, slots) for a in resolved.start]
+    return AgentLaunch(argv=argv, env=env, cwd=place.workspace, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref)
+
+
+def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntry]:
+    """The stdio MCP servers setup asked for: a benchmark's own by name, or a command of the entry's."""
+    bench: ResolvedBenchmark = prepared.bench
+    slots = {"here": str(prepared.entry.folder), "install": str(prepared.install_dir or "")}
+    out = []
+    for entry in setup.get("mcp") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ValueError(f"setup's mcp entry is not {{name, server|command, env}}: {entry!r}")
+        if entry.get("server") is not None:
+            declared = bench.mcp_servers.get(entry["server"])
+            if declared is None:
+                raise ValueError(f"setup asks for MCP server {entry['server']!r}, which standard.json does not declare")
+            argv = [fill(a, slots) for a in declared.command]
+        else:
+            argv = [str(a) for a in entry.get("command") or []]
+        if not argv:
+            raise ValueError(f"MCP entry {entry['name']!r} has no command")
+        command = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
+        env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+        out.append(McpServerEntry(name=entry["name"], command=command, args=argv[1:], env=env))
+    return out
+
+
+async def converse(
+    prepared: Prepared,
+    relay: Relay,
+    backend: Any,
+    driver: Driver,
+    trial: TrialDir,
+    place: UnitPlace,
+    model: str,
+    prompt: str,
+    setup: dict[str, Any],
+    base: dict[str, Any],
+) -> AgentRun:
+    agent = prepared.agent
+    resolved = agent.resolved
+    limits = prepared.bench.limits
+    route = relay.add_route(
+        trial.name,
+        trial.work / "relay",
+        kind="agent",
+        model=model,
+        side_models=frozenset(resolved.model.side_models) if resolved.model else frozenset(),
+        call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
+    )
+    seconds = float(setup.get("agent_seconds") or prepared.turn_seconds)
+    conversational = "agent.conversation/v1" in prepared.bench.standard.needs or bool(prepared.bench.standard.kit and prepared.bench.standard.kit.port == "agent.conversation/v1")
+
+    async def next_turn(transcript: list[dict[str, str]]) -> str | None | tuple[str, str]:
+        reply = await driver.call("turn", {**base, "transcript": transcript}, OP_SECONDS["turn"])
+        if reply.get("done"):
+            return None
+        if isinstance(reply.get("restart"), str):
+            return ("restart", reply["restart"])
+        message = reply.get("message")
+        if not isinstance(message, str):
+            raise DriverError("turn", "error", "turn replied with neither message, done nor restart")
+        return message
+
+    conversation = Conversation(
+        prompt=prompt,
+        workspace=place.workspace,
+        mcp_servers=mcp_servers(prepared, setup),
+        seconds=seconds,
+        next_turn=next_turn if conversational else None,
+        max_turns=int(limits.turns or 20),
+    )
+    launch = agent_launch(prepared, place, relay.url(trial.name), route.token, model, trial)
+    protocol = agent.protocol.factory()
+    process = await backend.start_agent(launch)
+    try:
+        outcome = await protocol.converse(process, conversation, trial.agent)
+    finally:
+        killed = await process.end()
+        await relay.quiet(trial.name)
+        relay.remove_route(trial.name)
+    for name in ("calls.jsonl", "gateway.log"):
+        source = trial.work / "relay" / name
+        if source.exists():
+            shutil.copyfile(source, trial.agent / name)
+    calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
+    failure, message = outcome.failure, outcome.message
+    own = [c for c in calls if not c.get("side")]
+    if own and own[-1].get("status") in CALL_FAILURES:
+        last = own[-1]
+        failure = CALL_FAILURES[last["status"]]
+        message = f"the agent's last model call got {last['status']}" + (f": {last['error'].get('message')}" if isinstance(last.get("error"), dict) else "")
+    return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=failure, message=message)

@@ -1,0 +1,153 @@
+"""`nullius conform`: an agent's (or capability's) ports, proven by their kits, and the proofs written.
+
+Each kit runs as a job of its own. With `--repeat K` each check runs K times
+and holds when a majority passed. A port is proven when all its basic checks
+hold; its proof says which skills were shown, the kit's version, the model,
+the job, the backend and the upstream version it was made on. A port whose
+basic checks now fail is taken back. A plugin's definition is copied to the
+user catalogue before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.catalogue.catalogue import split_ref
+from nullius_core.catalogue.scaffold import writable_dir
+from nullius_core.definitions import read_json, write_json
+from nullius_core.jobs.layout import JobDir
+from nullius_core.ports.model import Port
+from nullius_core.run.engine import Engine
+from nullius_core.run.progress import Progress
+from nullius_core.run.spec import RunSpec
+from nullius_core.session import Session
+
+
+@attrs.frozen(kw_only=True)
+class ConformRequest:
+    participant: str
+    model: str
+    jobs_dir: Path
+    repeat: int = 1
+    agent_options: dict[str, str] = attrs.field(factory=dict)
+    provider: str | None = None
+    base_url: str | None = None
+    backend: str = "local"
+    unsandboxed: bool = False
+    concurrency: int = 2
+    ports: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class PortResult:
+    port: str
+    proven: bool
+    record: dict[str, Any]
+    skipped: str | None = None
+
+
+def kits_for(session: Session, family: str, only: tuple[str, ...] = ()) -> tuple[list[Port], list[tuple[str, str]]]:
+    """The kits that can run now, and the ports that cannot be proven yet (with why)."""
+    runnable, skipped = [], []
+    for port in session.ports:
+        if port.family != family or (only and port.name not in only):
+            continue
+        if port.kit is None or port.kit_folder is None:
+            skipped.append((port.name, "the port has no kit yet"))
+            continue
+        standard = read_json(port.kit_folder / "standard.json")
+        if "driver" not in standard:
+            skipped.append((port.name, "its kit has no driver yet"))
+            continue
+        runnable.append(port)
+    return runnable, skipped
+
+
+def conform(session: Session, request: ConformRequest, progress: Progress) -> list[PortResult]:
+    key, version = split_ref(request.participant)
+    entry, definition = session.catalogue.participant(key)
+    resolved = definition.resolve(key, version)
+    kits, skipped = kits_for(session, resolved.family, request.ports)
+    results = [PortResult(port, False, {}, skipped=why) for port, why in skipped]
+    for port in kits:
+        spec = RunSpec(
+            benchmark=port.name,
+            kit=port.name,
+            participant=request.participant,
+            jobs_dir=request.jobs_dir,
+            dataset="checks",
+            repeat=request.repeat,
+            model=request.model,
+            agent_options=dict(request.agent_options),
+            provider=request.provider,
+            base_url=request.base_url,
+            backend=request.backend,
+            unsandboxed=request.unsandboxed,
+            concurrency=request.concurrency,
+            purpose=f"conform-{port.name.replace('/', '-')}",
+        )
+        outcome = Engine(session, spec, progress).run()
+        results.append(_judge(port, JobDir(outcome.job_dir), request, resolved.upstream.version))
+    _record(session, entry, definition, version, results)
+    return results
+
+
+def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: str | None) -> PortResult:
+    """Each check holds when a majority of its attempts passed."""
+    passes: dict[str, list[bool]] = defaultdict(list)
+    for trial in job.trials():
+        result = trial.read_result() or {}
+        own = result.get("standard") or {}
+        passes[own.get("unit", trial.name)].append(own.get("passed") is True)
+    held = {check: sum(p) * 2 > len(p) for check, p in passes.items()}
+    basic = port.basic
+    basic_held = sum(1 for c in basic if held.get(c))
+    skills = {
+        name: {"passed": f"{sum(passes.get(name, []))}/{len(passes.get(name, [])) or request.repeat}", "ok": bool(held.get(name))}
+        for name in port.skills
+    }
+    config = job.read_config()["standard"]
+    record: dict[str, Any] = {
+        "passed": f"{basic_held}/{len(basic)}",
+        "date": date.today().isoformat(),
+        "score": round(sum(sum(p) for p in passes.values()) / max(1, sum(len(p) for p in passes.values())), 4),
+        "model": request.model,
+        "kit_version": port.kit_version or 1,
+        "job": job.name,
+        "backend": config["backend"]["name"],
+        "version": upstream_version,
+    }
+    if skills:
+        record["skills"] = skills
+    if request.repeat > 1:
+        record["repeat"] = request.repeat
+        record["checks"] = {c: f"{sum(p)}/{len(p)}" for c, p in sorted(passes.items())}
+    return PortResult(port.name, basic_held == len(basic) and len(basic) > 0, record)
+
+
+def _record(session: Session, entry: Any, definition: Any, version: str | None, results: list[PortResult]) -> Path:
+    folder = writable_dir(session.catalogue, entry)
+    path = folder / entry.file.name
+    raw = read_json(path)
+    if "versions" in raw:
+        holder = raw["versions"][version or raw["versions"]["default"]]
+    else:
+        holder = raw
+    proven = holder.setdefault("proven", {})
+    for result in results:
+        if result.skipped:
+            continue
+        if result.proven:
+            proven[result.port] = result.record
+        else:
+            proven.pop(result.port, None)  # a claim whose basic checks fail is taken back
+    if not proven:
+        holder.pop("proven")
+    write_json(path, raw)
+    session.forget_catalogue()
+    return path

@@ -1,0 +1,83 @@
+"""Preparing an agent for a run: which version, does it fit, consent, options, its install, its model's way.
+
+Everything here happens before the first unit; a refusal names what is
+missing (a port, `--unsandboxed`, `--model`, a provider's key).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from nullius_core.catalogue.catalogue import Entry, split_ref
+from nullius_core.definitions import DefinitionError, Resolved, ResolvedBenchmark
+from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec
+from nullius_core.ports.fit import fit
+from nullius_core.relay import upstreams
+from nullius_core.relay.server import Upstream
+from nullius_core.run import install
+from nullius_core.run.progress import Progress
+from nullius_core.run.spec import RunSpec
+from nullius_core.session import Session
+
+
+@attrs.frozen(kw_only=True)
+class PreparedAgent:
+    entry: Entry
+    resolved: Resolved
+    options: dict[str, str]
+    install_dir: object  # Path | None
+    upstream: Upstream
+    protocol: AgentProtocolSpec
+
+
+def prepare_agent(
+    session: Session, spec: RunSpec, bench: ResolvedBenchmark, backend: BackendSpec, progress: Progress, refused: type[Exception]
+) -> PreparedAgent:
+    key, version = split_ref(spec.participant)
+    try:
+        entry, definition = session.catalogue.participant(key)
+    except LookupError as exc:
+        raise refused(str(exc.args[0])) from None
+    except DefinitionError as exc:
+        raise refused(f"the definition of {key!r} is invalid:\n{exc.render()}") from None
+    try:
+        resolved = definition.resolve(key, version)
+    except KeyError:
+        names = ", ".join(definition.version_names()) or "none: it has no versions"
+        raise refused(f"{key!r} has no version {version!r} (versions: {names})") from None
+    if resolved.family != "agent":
+        raise refused(f"{resolved.ref} is a capability; capabilities run with capability benchmarks")
+    if spec.kit is None:
+        result = fit(bench, resolved, {p.name: p for p in session.ports})
+        if not result.ok:
+            raise refused(f"{resolved.ref} cannot run {bench.ref}: {'; '.join(result.reasons)}")
+    if not backend.isolates and not spec.unsandboxed:
+        raise refused(
+            f"an agent runs as you on the {backend.name} backend, which is not a sandbox: "
+            "give --unsandboxed to consent, or use --backend docker"
+        )
+    if not spec.model:
+        raise refused("an agent run needs --model (the model the relay sends every call as)")
+    from nullius_core.run.prepare import resolve_options
+
+    options = resolve_options(resolved.options, spec.agent_options, "", resolved.ref, what="option")
+    protocol = session.agent_protocols.get("acp")
+    if protocol is None:
+        raise refused("no agent protocol 'acp' is registered (is the bundled plugin acp-client blocked?)")
+    try:
+        upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+    except upstreams.RelayRefused as exc:
+        raise refused(str(exc)) from None
+    api = resolved.model.api if resolved.model else "openai-chat"
+    wanted = "anthropic" if api == "anthropic" else "openai"
+    if wanted not in upstream.provider.apis:
+        raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
+    install_dir = None
+    if resolved.install is not None:
+        try:
+            install_dir = install.ensure(
+                session.paths, f"{key}/{resolved.version or 'default'}", resolved.install, progress, kind="agents", label="agent"
+            )
+        except install.InstallError as exc:
+            raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
+    return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol)
