@@ -1,0 +1,187 @@
+"""Driver of the agent.conversation/v1 kit: one JSON request per line on stdin, one JSON reply per line on stdout.
+
+One check, recall-turn-1. `setup` draws a fresh secret seed (kept in this
+process, keyed by (unit, dir); never sent anywhere) and derives a made-up code
+word from it. Turn 1, setup's prompt, gives the code word and asks the agent
+only to acknowledge it. Turn 2, from `turn`, asks what the code word was,
+without repeating it. After the agent's second reply, `turn` says done.
+
+The `turn` op (besides units, setup, oracle and score of docs/drivers.md):
+
+    request  {"op": "turn", "unit": ID, "dir": WORKSPACE, "dataset": "checks",
+              "transcript": [{"role": "user" | "agent", "text": STRING}, ...]}
+    reply    {"message": STRING}   the next user message, sent in the same session
+          or {"done": true}        the conversation is over; the answer is the agent's last message
+
+`unit` and `dir` are those of the unit's setup. `transcript` is the whole
+conversation so far, in order: setup's prompt first (role "user"), then each
+agent reply (role "agent") and each message `turn` gave (role "user"); it
+ends with the agent's latest reply. Nullius calls `turn` after every agent
+reply. This kit answers by the number of agent replies in the transcript:
+after 1, the recall question; after 2 or more, done. A transcript with no
+agent reply, or with another role, is an error.
+
+`score` reads `answer`, the agent's last message. It passes when the answer
+holds the code word as a whole word (any case) and this driver asked the
+recall question for this (unit, dir) through `turn`, or gave the reference
+through `oracle` (the controls have no turns). A one-turn run, where `turn`
+was never called, fails with that said in the detail.
+
+Standard library only; logs go to stderr.
+"""
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import sys
+from collections import OrderedDict
+
+DATASET = "checks"
+CHECKS = ["recall-turn-1"]
+KEEP = 64  # setups remembered at most; one driver serves one unit at a time
+ROLES = ("user", "agent")
+
+ONSETS = "b d f g k l m n p r s t v z".split()
+VOWELS = "a e i o u".split()
+CODAS = "k l m n r s t".split()
+
+FIRST = (
+    "Please remember this code word for later in our conversation: {word}. "
+    "For now, only acknowledge that you have it; there is nothing else to do yet."
+)
+RECALL = "What was the code word I gave you in my first message? Reply with the code word alone."
+
+_STATE = OrderedDict()
+
+
+def log(*parts):
+    print("[agent-conversation-v1]", *parts, file=sys.stderr, flush=True)
+
+
+def made_up_word(seed, label):
+    """Three consonant-vowel syllables and a closing consonant, all from the seed: 2.4 million words."""
+    digest = hashlib.sha256(f"{seed}/{label}".encode()).digest()
+    n = int.from_bytes(digest[:8], "big")
+    parts = []
+    for _ in range(3):
+        n, onset = divmod(n, len(ONSETS))
+        n, vowel = divmod(n, len(VOWELS))
+        parts.append(ONSETS[onset] + VOWELS[vowel])
+    n, coda = divmod(n, len(CODAS))
+    return "".join(parts) + CODAS[coda]
+
+
+def check_request(request):
+    dataset = request.get("dataset", DATASET)
+    if dataset != DATASET:
+        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
+    unit = request.get("unit")
+    if unit not in CHECKS:
+        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
+    directory = request.get("dir")
+    if not isinstance(directory, str) or not directory:
+        raise ValueError("expected dir, the unit's workspace, as a string")
+    return unit, os.path.normpath(directory)
+
+
+def state_of(request):
+    key = check_request(request)
+    if key not in _STATE:
+        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
+    return _STATE[key]
+
+
+def setup(request):
+    key = check_request(request)
+    seed = secrets.token_hex(16)
+    word = made_up_word(seed, "code-word")
+    _STATE.pop(key, None)
+    _STATE[key] = {"seed": seed, "word": word, "asked": False, "reference": False}
+    while len(_STATE) > KEEP:
+        _STATE.popitem(last=False)
+    log(f"setup {key[0]}: a fresh seed drawn")
+    return {"prompt": FIRST.format(word=word)}
+
+
+def turn(request):
+    state = state_of(request)
+    transcript = request.get("transcript")
+    if not isinstance(transcript, list) or not transcript:
+        raise ValueError("expected transcript, the conversation so far, as a non-empty list of {role, text}")
+    for i, entry in enumerate(transcript):
+        if not isinstance(entry, dict) or entry.get("role") not in ROLES or not isinstance(entry.get("text"), str):
+            raise ValueError(f"transcript[{i}]: expected {{role: \"user\" or \"agent\", text: string}}, found {entry!r}"[:300])
+    replies = sum(1 for entry in transcript if entry["role"] == "agent")
+    if replies == 0:
+        raise ValueError("the transcript has no agent reply yet: turn comes after the agent's reply")
+    if replies == 1:
+        state["asked"] = True
+        log("turn: the recall question")
+        return {"message": RECALL}
+    log(f"turn: done after {replies} agent replies")
+    return {"done": True}
+
+
+def score(request):
+    state = state_of(request)
+    answer = request.get("answer")
+    if not isinstance(answer, str):
+        raise ValueError("expected answer, the agent's last message, as a string")
+    word = state["word"]
+    recalled = re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", answer, re.IGNORECASE) is not None
+    asked = state["asked"] or state["reference"]
+    passed = recalled and asked
+    detail = {
+        "expected": word,
+        "found": answer.strip()[:300],
+        "recalled": recalled,
+        "asked": state["asked"],
+        "rule": "the last message holds the code word as a whole word (any case), after turn 2 asked for it",
+    }
+    if not asked:
+        detail["note"] = "the recall question was never asked: no turn op came for this unit"
+    return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}
+
+
+def oracle(request):
+    state = state_of(request)
+    state["reference"] = True
+    return {"answer": state["word"]}
+
+
+def handle(request):
+    if not isinstance(request, dict):
+        raise ValueError("expected a JSON object")
+    op = request.get("op")
+    if op == "units":
+        dataset = request.get("dataset", DATASET)
+        if dataset != DATASET:
+            raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
+        return {"units": list(CHECKS)}
+    if op == "setup":
+        return setup(request)
+    if op == "turn":
+        return turn(request)
+    if op == "oracle":
+        return oracle(request)
+    if op == "score":
+        return score(request)
+    return {"error": f"unknown op {op!r}"}
+
+
+def main():
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = handle(json.loads(line))
+        except Exception as exc:  # the op's error goes back to Nullius, which records it
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""Driver of the agent.task/v1 kit: one JSON request per line on stdin, one JSON reply per line on stdout.
+
+Three checks (word-1, word-2, word-3), each "reply with one exact word". Every
+`setup` draws a fresh secret seed (never sent anywhere) and derives a made-up
+word from it; the prompt gives the word and asks for it alone as the agent's
+final message. The seed stays in this process, keyed by (unit, dir), until
+`score`; a second setup of the same unit draws a new one.
+
+`score` passes when the answer (the agent's last message), trimmed, stripped
+of surrounding quotes or backticks and of a trailing period, is the word,
+case-sensitively. Standard library only; logs go to stderr.
+"""
+
+import hashlib
+import json
+import os
+import secrets
+import sys
+from collections import OrderedDict
+
+DATASET = "checks"
+CHECKS = ["word-1", "word-2", "word-3"]
+KEEP = 64  # setups remembered at most; one driver serves one unit at a time
+
+ONSETS = "b d f g k l m n p r s t v z".split()
+VOWELS = "a e i o u".split()
+CODAS = "k l m n r s t".split()
+
+PROMPTS = {
+    "word-1": "Reply with exactly this word and nothing else: {word}",
+    "word-2": (
+        "Your whole reply must be the single word below, spelled exactly as it is written here, "
+        "with no other words, punctuation or formatting.\n\n{word}"
+    ),
+    "word-3": (
+        "This is a check that you can repeat a made-up word exactly. The word is {word}. "
+        "End by sending that word alone, with the same letters and the same case, as your final message."
+    ),
+}
+
+# Pairs stripped from around an answer before comparing: quotes and backticks.
+PAIRS = [('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019")]
+
+_STATE = OrderedDict()
+
+
+def log(*parts):
+    print("[agent-task-v1]", *parts, file=sys.stderr, flush=True)
+
+
+def made_up_word(seed, label):
+    """Three consonant-vowel syllables and a closing consonant, all from the seed: 2.4 million words."""
+    digest = hashlib.sha256(f"{seed}/{label}".encode()).digest()
+    n = int.from_bytes(digest[:8], "big")
+    parts = []
+    for _ in range(3):
+        n, onset = divmod(n, len(ONSETS))
+        n, vowel = divmod(n, len(VOWELS))
+        parts.append(ONSETS[onset] + VOWELS[vowel])
+    n, coda = divmod(n, len(CODAS))
+    return "".join(parts) + CODAS[coda]
+
+
+def normalise(text):
+    """The answer as compared: trimmed, surrounding quotes or backticks and a trailing period removed."""
+    s = text.strip()
+    while True:
+        before = s
+        if s.endswith("."):
+            s = s[:-1].rstrip()
+        for left, right in PAIRS:
+            if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
+                s = s[len(left):len(s) - len(right)].strip()
+        if s == before:
+            return s
+
+
+def check_request(request):
+    dataset = request.get("dataset", DATASET)
+    if dataset != DATASET:
+        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
+    unit = request.get("unit")
+    if unit not in CHECKS:
+        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
+    directory = request.get("dir")
+    if not isinstance(directory, str) or not directory:
+        raise ValueError("expected dir, the unit's workspace, as a string")
+    return unit, os.path.normpath(directory)
+
+
+def state_of(request):
+    key = check_request(request)
+    if key not in _STATE:
+        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
+    return _STATE[key]
+
+
+def setup(request):
+    key = check_request(request)
+    seed = secrets.token_hex(16)
+    word = made_up_word(seed, key[0])
+    _STATE.pop(key, None)
+    _STATE[key] = {"seed": seed, "word": word}
+    while len(_STATE) > KEEP:
+        _STATE.popitem(last=False)
+    log(f"setup {key[0]}: a fresh seed drawn")
+    return {"prompt": PROMPTS[key[0]].format(word=word)}
+
+
+def score(request):
+    word = state_of(request)["word"]
+    answer = request.get("answer")
+    if not isinstance(answer, str):
+        raise ValueError("expected answer, the agent's last message, as a string")
+    found = normalise(answer)
+    passed = found == word
+    detail = {
+        "expected": word,
+        "found": found[:200],
+        "rule": "the last message, trimmed, without surrounding quotes or backticks and a trailing period, "
+                "equals the word (case-sensitive)",
+    }
+    if not passed and found.lower() == word.lower():
+        detail["note"] = "the same word in another case"
+    return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}
+
+
+def handle(request):
+    if not isinstance(request, dict):
+        raise ValueError("expected a JSON object")
+    op = request.get("op")
+    if op == "units":
+        dataset = request.get("dataset", DATASET)
+        if dataset != DATASET:
+            raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
+        return {"units": list(CHECKS)}
+    if op == "setup":
+        return setup(request)
+    if op == "oracle":
+        return {"answer": state_of(request)["word"]}
+    if op == "score":
+        return score(request)
+    return {"error": f"unknown op {op!r}"}
+
+
+def main():
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = handle(json.loads(line))
+        except Exception as exc:  # the op's error goes back to Nullius, which records it
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
