@@ -121,7 +121,7 @@ def nullius_register_providers(registry: ProviderRegistry) -> None:
     Called once per session, when a run or ``nullius relay serve`` resolves
     ``--provider``. Not firstresult: every plugin is called.
 
-    :param registry: call ``registry.add(ProviderSpec(name=..., api=...,
+    :param registry: call ``registry.add(ProviderSpec(name=..., apis=...,
         key_env=..., base_url=...))``. The key is read from ``key_env`` in the
         environment, then the user settings; it never leaves the relay.
 

@@ -46,8 +46,8 @@ def test_installing_the_template_adds_its_benchmark(nullius_env, installed):
     row = next(b for b in listed["benchmarks"] if b["ref"] == "example-arith")
     assert row["source"] == "plugin example-bench (nullius-bench-example 0.1.0)"
     assert row["needs"] == ["agent.task/v1"] and row["datasets"] == {"test": 5}
-    assert [a["ref"] for a in listed["agents"]] == ["qwen-code@0.24.4"]
-    assert [c["ref"] for c in listed["capabilities"]] == ["keyword-memory"]
+    assert "qwen-code@0.24.4" in [a["ref"] for a in listed["agents"]]
+    assert "keyword-memory" in [c["ref"] for c in listed["capabilities"]]
     checked = run_cli(["check"], env)
     assert checked.code == 0 and checked.stdout.startswith("ok: ")
     fit = run_cli(["fit", "example-arith"], env)

@@ -174,3 +174,14 @@ def test_a_plugin_command_cannot_take_a_builtin_name(nullius_env, tmp_path):
     plugins = run_cli(["-p", "squatter", "plugins", "--json"], env)
     row = next(p for p in json.loads(plugins.stdout)["plugins"] if p["name"] == "squatter")
     assert row["status"] == "failed"
+
+
+def test_hook_nullius_register_agent_protocols(nullius_session):
+    from nullius_core.plugins import AgentProtocolSpec
+
+    def nullius_register_agent_protocols(registry):
+        registry.add(AgentProtocolSpec(name="a2a", summary="another protocol", factory=lambda: "protocol"))
+
+    session = nullius_session(("inline", Inline(nullius_register_agent_protocols=nullius_register_agent_protocols)))
+    assert session.agent_protocols.get("a2a").factory() == "protocol"
+    assert session.agent_protocols.get("acp").summary.startswith("The Agent Client Protocol")

@@ -29,7 +29,7 @@ def relay() -> None:
 @click.option("--side-model", "side_models", multiple=True, help="A model sent as asked, recorded as side. Repeatable.")
 @click.option("--served-by", "served_by", multiple=True, metavar="[MODEL=]SLUG[,SLUG...]", help="OpenRouter: the providers that may answer a model, in order.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=0, help="0: a free port.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="0: a free port.")
 @click.option("--timeout", "call_seconds", type=float, help="Cut a call past this many seconds.")
 @click.option("--record", "record_dir", type=click.Path(path_type=Path, file_okay=False), help="Where calls.jsonl and the rest go.")
 @refusals
@@ -38,7 +38,7 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
     session = session_for(click.get_current_context())
     try:
         upstream = upstreams.resolve(session, provider, base_url)
-        pins = upstreams.parse_served_by(tuple(served_by), model, upstream)
+        pins = upstreams.parse_served_by(tuple(served_by), model, upstream, frozenset(side_models))
     except upstreams.RelayRefused as exc:
         raise Refused(f"relay refused: {exc}") from None
     folder = record_dir or session.paths.jobs_dir / datetime.now(timezone.utc).strftime("relay-%Y-%m-%d__%H-%M-%S")
@@ -47,7 +47,12 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
 
 async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder) -> None:  # type: ignore[no-untyped-def]
     relay_server = Relay(upstream, upstreams.apis(session, upstream))
-    await relay_server.start(host, port)
+    try:
+        await relay_server.start(host, port)
+    except OSError as exc:
+        await relay_server.stop()
+        sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        sys.exit(2)
     route = relay_server.add_route("main", folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
     sys.stdout.write(json.dumps({"base_url": relay_server.url("main"), "token": route.token, "record": str(folder)}) + "\n")
     sys.stdout.flush()

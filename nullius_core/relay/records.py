@@ -50,7 +50,8 @@ def _maybe_credential(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def credential_name(name: str) -> bool:
-    parts = [p for p in re.split(r"[-_.\s]+", name.lower()) if p]
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)  # accessToken -> access_Token
+    parts = [p for p in re.split(r"[-_.\s]+", spaced.lower()) if p]
     if not parts:
         return False
     if parts[-1] in _CREDENTIAL_LAST:
@@ -155,7 +156,7 @@ class Recorder:
         self._calls = Appender(self.calls)
         self._bodies = Appender(self.bodies)
         self._gateway = Appender(self.gateway)
-        self._stop_stamp: int | None = None
+        self._stop_stamp: tuple[int, int] | None = None
         self._stop_guard: str | None = None
 
     def call(self, record: dict[str, Any]) -> None:
@@ -177,7 +178,8 @@ class Recorder:
     def stopped(self) -> str | None:
         """A guard's line in the stop file refuses the agent's later calls; the relay's own notes do not."""
         try:
-            stamp = os.stat(self.stop).st_mtime_ns
+            info = os.stat(self.stop)
+            stamp = (info.st_mtime_ns, info.st_size)  # a line appended in the same tick still changes the size
         except FileNotFoundError:
             return None
         if stamp != self._stop_stamp:  # read again only when the file changed

@@ -34,6 +34,9 @@ HOP = frozenset(
     {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-authorization",
      "proxy-authenticate", "te", "trailer", "upgrade", "accept-encoding", "content-encoding"}
 )
+# A reply's headers pass back but for hop-by-hop ones; a body compressed
+# despite Accept-Encoding: identity keeps its Content-Encoding, so the caller can read it.
+HOP_BACK = HOP - {"content-encoding"}
 MAX_BODY = 32 * 1024 * 1024
 Kind = Literal["agent", "judge", "simulator"]
 
@@ -85,7 +88,12 @@ def _effort(body: dict[str, Any]) -> Any:
 class Relay:
     def __init__(self, upstream: Upstream, apis: Iterable[tuple[tuple[str, ...], ModelApi]], keep_bodies: bool = True):
         self.upstream = upstream
-        self.by_path: dict[str, ModelApi] = {path: api for paths, api in apis for path in paths}
+        self.by_path: dict[str, ModelApi] = {}
+        for paths, api in apis:
+            for path in paths:
+                if path in self.by_path:
+                    raise ValueError(f"model APIs {self.by_path[path].name!r} and {api.name!r} both serve {path}")
+                self.by_path[path] = api
         self.routes: dict[str, Route] = {}
         self._tokens: dict[str, str] = {}
         self.cleaner = Cleaner([upstream.key] if upstream.key else [])
@@ -218,6 +226,7 @@ class Relay:
         response, facts, reply_body = await self._forward(request, route, api, sent, record, t0)
         record["usage"] = facts.usage.as_dict()
         record["served_by"] = facts.served_by
+        record["model_served"] = facts.model
         record["end"] = facts.end
         if facts.error is not None:
             record["error"] = facts.error
@@ -228,7 +237,7 @@ class Relay:
             f"{record['started']} {route.unit} {api.name} {record.get('status')} {record['model_sent']} "
             f"{record['ms_total']}ms {jsonfast.dumps_text(record['usage'])}"
         )
-        if record.get("broken") and request.transport is not None:
+        if (record.get("broken") or (record.get("cut") and isinstance(response, web.StreamResponse) and response.prepared)) and request.transport is not None:
             # the provider's stream broke: the caller's breaks too, rather than seem to end well
             request.transport.abort()
         return response
@@ -251,13 +260,14 @@ class Relay:
         timeout = aiohttp.ClientTimeout(total=route.call_seconds) if route.call_seconds else aiohttp.ClientTimeout(total=None)
         assert self._session is not None
         out: web.StreamResponse | None = None
+        tap: Any = None
         chunks: list[bytes] = []
         facts = Facts()
         try:
             async with self._session.post(url, data=jsonfast.dumps(sent.body), headers=headers, timeout=timeout) as up:
                 record["status"] = up.status
                 record["ms_first_byte"] = _ms(t0)
-                passed = {k: v for k, v in up.headers.items() if k.lower() not in HOP}
+                passed = {k: v for k, v in up.headers.items() if k.lower() not in HOP_BACK}
                 if up.headers.get("Content-Type", "").startswith("text/event-stream"):
                     out = web.StreamResponse(status=up.status, reason=up.reason, headers=passed)
                     await out.prepare(request)
@@ -266,7 +276,7 @@ class Relay:
                     async for chunk in up.content.iter_any():
                         for event in splitter.feed(chunk):
                             chunks.append(event.raw)
-                            if tap.event(event):
+                            if _tap(tap, event, record):
                                 await out.write(event.raw)
                     rest = splitter.rest()
                     if rest:
@@ -278,20 +288,24 @@ class Relay:
                     return out, facts, b"".join(chunks).decode("utf-8", "replace")
                 data = await up.read()
                 record["ms_last_byte"] = _ms(t0)
-                facts = api.reply(data)
+                try:
+                    facts = api.reply(data)
+                except Exception as exc:  # noqa: BLE001 - an adapter's bug never costs the caller its reply
+                    record["adapter_error"] = f"{type(exc).__name__}: {exc}"
                 reply = web.Response(body=data, status=up.status, reason=up.reason, headers=passed)
                 return reply, facts, data
         except asyncio.TimeoutError:
             record["cut"] = f"past the call limit of {route.call_seconds:g} s"
             record.setdefault("status", 504)
+            facts = tap.facts if tap is not None else facts  # what the stream said before it was cut
             return await self._fail(request, out, 504, "timeout", record["cut"]), facts, _partial(chunks)
         except (aiohttp.ClientError, ConnectionResetError, OSError) as exc:
             cause = f"{type(exc).__name__}: {exc}"
             if out is not None:
-                # the stream broke half-way: the caller sees it end as it did
+                # the stream broke half-way: the caller's breaks too
                 record["cause"] = cause
                 record["broken"] = True
-                return out, facts, _partial(chunks)
+                return out, (tap.facts if tap is not None else facts), _partial(chunks)
             record["cause"] = cause
             record["status"] = 502
             return await self._fail(request, None, 502, "upstream_unreachable", cause), facts, None
@@ -300,6 +314,14 @@ class Relay:
         if out is not None:
             return out  # headers are sent: the cut stream simply ends
         return _error(status, kind, message)
+
+
+def _tap(tap: Any, event: Any, record: dict[str, Any]) -> bool:
+    try:
+        return bool(tap.event(event))
+    except Exception as exc:  # noqa: BLE001 - an adapter's bug never costs the caller an event
+        record.setdefault("adapter_error", f"{type(exc).__name__}: {exc}")
+        return True
 
 
 def _ms(t0: float) -> float:

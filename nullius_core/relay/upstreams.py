@@ -52,6 +52,8 @@ def resolve(session: Session, provider: str | None, base_url: str | None, env: M
     if spec.key_env:
         key = env.get(spec.key_env) or keys.get(spec.key_env)
     if not key and not spec.key_optional:
+        if not spec.key_env:
+            raise RelayRefused(f"provider {name!r} needs a key but names no variable to read it from (a plugin's mistake)")
         raise RelayRefused(f"provider {name!r} needs its key: set {spec.key_env} (in the environment or under \"keys\" in {session.paths.settings})")
     return Upstream(provider=spec, base_url=base.rstrip("/"), key=key or None)
 
@@ -66,7 +68,7 @@ def apis(session: Session, upstream: Upstream) -> list[tuple[tuple[str, ...], Mo
     return out
 
 
-def parse_served_by(values: tuple[str, ...], model: str | None, upstream: Upstream) -> dict[str, list[str]]:
+def parse_served_by(values: tuple[str, ...], model: str | None, upstream: Upstream, side_models: frozenset[str] = frozenset()) -> dict[str, list[str]]:
     """`--served-by [MODEL=]SLUG[,SLUG...]`, checked: refused where no provider routes a model to several."""
     pins: dict[str, list[str]] = {}
     if values and not upstream.provider.routes_to_several:
@@ -84,5 +86,7 @@ def parse_served_by(values: tuple[str, ...], model: str | None, upstream: Upstre
             raise RelayRefused(f"--served-by {value!r}: a slug is given twice")
         if target in pins:
             raise RelayRefused(f"--served-by: model {target!r} is pinned twice")
+        if model is not None and target != model and target not in side_models:
+            raise RelayRefused(f"--served-by: the relay never sends {target!r} (it sends {model!r} and the side models)")
         pins[target] = order
     return pins

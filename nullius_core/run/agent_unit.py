@@ -173,7 +173,8 @@ async def converse(
             shutil.copyfile(source, trial.agent / name)
     calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
     failure, message = outcome.failure, outcome.message
-    own = [c for c in calls if not c.get("side")]
+    # the agent's own calls that reached the provider (a stop file's refusal is the benchmark's, not a provider's)
+    own = [c for c in calls if not c.get("side") and not c.get("refused")]
     if own and own[-1].get("status") in CALL_FAILURES:
         last = own[-1]
         failure = CALL_FAILURES[last["status"]]

@@ -251,7 +251,7 @@ def _write(
         outcome = "passed" if passed else "failed"
     else:
         outcome = "scored"
-    usage = _usage(trial)
+    usage = _usage(trial, prepared.agent.upstream.provider.name if prepared.agent else None)
     if prompt is not None:
         if agent_run is not None:
             trajectory = _agent_trajectory(facts, agent_run, usage)
@@ -324,9 +324,9 @@ def _agent_info(facts: RunFacts) -> AgentInfo:
     )
 
 
-def _usage(trial: TrialDir) -> AgentContext | None:
+def _usage(trial: TrialDir, provider: str | None = None) -> AgentContext | None:
     """The agent's tokens, as its relay recorded them (a control calls no model: none)."""
-    context = from_folder(trial.work / "relay")
+    context = from_folder(trial.work / "relay", provider)
     return structure_record(context, AgentContext) if context else None
 
 
