@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -10,6 +11,11 @@ import attrs
 from nullius_core.run.shard import Shard
 
 CONTROLS = ("nop", "oracle")
+
+
+def _plain(part: str) -> str:
+    """A part of a folder name: `agent.task/v1` -> `agent.task-v1`, `codex@2.2.2` -> `codex-2.2.2`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", part).strip("-") or "x"
 
 
 @attrs.frozen(kw_only=True)
@@ -40,12 +46,12 @@ class RunSpec:
 
     def default_job_name(self, started: datetime | None = None) -> str:
         stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%d__%H-%M-%S")
-        parts = [stamp, self.benchmark.replace("@", "-"), self.purpose or self.participant.replace("@", "-")]
+        parts = [stamp, self.benchmark, self.purpose or self.participant]
         if self.model:
-            parts.append(self.model.replace("/", "-").replace("@", "-"))
+            parts.append(self.model)
         if self.shard is not None:
             parts.append(f"shard-{self.shard.index}of{self.shard.of}")
-        return "__".join(parts)
+        return "__".join(_plain(p) for p in parts)
 
     def launch_name(self, started: datetime | None = None) -> str:
         """One launch of several shards: `--launch`, else the UTC day, benchmark, participant and model."""
