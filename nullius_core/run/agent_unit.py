@@ -30,6 +30,10 @@ CALL_FAILURES = {429: "ApiRateLimitError", 401: "AgentAuthenticationError", 403:
 SCORED_ANYWAY = {"AgentTimeoutError", "NonZeroAgentExitCodeError"}  # Harbor still verifies these
 
 
+class TurnError(Exception):
+    """The driver could not say the conversation's next turn: the unit's error, not the agent's."""
+
+
 @attrs.define
 class AgentRun:
     outcome: AgentOutcome
@@ -140,14 +144,18 @@ async def converse(
     conversational = "agent.conversation/v1" in prepared.bench.standard.needs or bool(prepared.bench.standard.kit and prepared.bench.standard.kit.port == "agent.conversation/v1")
 
     async def next_turn(transcript: list[dict[str, str]]) -> str | None | tuple[str, str]:
-        reply = await driver.call("turn", {**base, "transcript": transcript}, OP_SECONDS["turn"])
+        request = {**base, "dir": str(place.workspace), "transcript": transcript}
+        try:
+            reply = await driver.call("turn", request, OP_SECONDS["turn"])
+        except DriverError as exc:
+            raise TurnError(str(exc)) from None
         if reply.get("done"):
             return None
         if isinstance(reply.get("restart"), str):
             return ("restart", reply["restart"])
         message = reply.get("message")
         if not isinstance(message, str):
-            raise DriverError("turn", "error", "turn replied with neither message, done nor restart")
+            raise TurnError("driver op 'turn' replied with neither message, done nor restart")
         return message
 
     conversation = Conversation(

@@ -36,7 +36,7 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.jobs.records import load as structure_record
 from nullius_core.relay.usage import from_folder
-from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, converse
+from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, TurnError, converse
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared
@@ -161,6 +161,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
                 agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base)
             except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
                 raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
+            except TurnError as exc:
+                raise TrialError("DriverTurnError", str(exc)) from None
             answer = agent_run.outcome.answer
             transcript = agent_run.outcome.transcript
             if agent_run.failure is not None:

@@ -45,6 +45,8 @@ def notice_of(update: dict[str, Any]) -> str | None:
         return None
     notice = (meta.get("nullius") or {}).get("notice") if isinstance(meta.get("nullius"), dict) else None
     notice = notice or meta.get("notice")
+    if isinstance(notice, dict):  # {"kind", "message"}: the reference agent's
+        return str(notice.get("message") or notice.get("kind") or "")
     if notice is True:
         content = update.get("content") or {}
         return content.get("text", "") if isinstance(content, dict) else ""

@@ -1,0 +1,220 @@
+"""The Nullius reference agent: an ACP agent over stdio, a tool-calling loop over OpenAI Chat Completions.
+
+Environment: OPENAI_BASE_URL, OPENAI_API_KEY, NULLIUS_REFERENCE_MODEL (required),
+NULLIUS_REFERENCE_EFFORT (low|medium|high; unset, empty or "default" sends no
+reasoning_effort), and optionally NULLIUS_REFERENCE_MAX_CALLS (model calls per
+prompt, default 40), NULLIUS_REFERENCE_MAX_RETRIES (the openai SDK's retries,
+default 2), NULLIUS_REFERENCE_COMMAND_TIMEOUT (run_command, default 120 s),
+NULLIUS_REFERENCE_MCP_TIMEOUT (an MCP server's start, default 30 s, and each of
+its tool calls, 10 x that), NULLIUS_REFERENCE_LOG (log level, default INFO).
+
+stdout carries ACP alone: at start the agent keeps a private copy of fd 1 for
+ACP and points fd 1 (and sys.stdout) at stderr, so nothing else reaches it.
+See README.md for the session/update kinds it sends, its notices and errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import acp  # noqa: E402
+from acp import schema  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
+from mcp.types import Implementation as McpImplementation  # noqa: E402
+
+from reference_loop import Turn, model_settings  # noqa: E402
+from reference_mcp import McpServer, McpStartError, McpTools  # noqa: E402
+from reference_tools import TOOL_NAMES, TOOL_SPECS, Workspace  # noqa: E402
+
+VERSION = "0.1.0"
+NAME = "nullius-reference"
+log = logging.getLogger(NAME)
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name) or default)
+    except ValueError:
+        return default
+
+
+SYSTEM_PROMPT = """You are the Nullius reference agent, a careful software agent.
+Your workspace is {cwd}; every path you give a tool is relative to it, and you cannot leave it.
+Use the tools when they help: read, write and list files, run shell commands, and call the other tools offered.
+When you are done, answer the user plainly; your last message is your answer."""
+
+
+class Session:
+    def __init__(self, session_id: str, cwd: Path) -> None:
+        self.id = session_id
+        self.workspace = Workspace(cwd, _env_float("NULLIUS_REFERENCE_COMMAND_TIMEOUT", 120.0))
+        self.mcp = McpTools()
+        self.history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT.format(cwd=cwd)}]
+        self.turn: asyncio.Task[schema.PromptResponse] | None = None
+        self.cancel_requested = False
+        self.tool_call_ids: set[str] = set()
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return [*TOOL_SPECS, *self.mcp.specs]
+
+
+class ReferenceAgent:
+    """The ACP agent side: initialize, session/new, session/prompt, session/cancel."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.sessions: dict[str, Session] = {}
+        self._model: Any = None
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> schema.InitializeResponse:
+        log.info("initialize: client protocol %s, client %s", protocol_version,
+                 client_info.name if client_info else "unnamed")
+        return schema.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
+            ),
+            auth_methods=[],
+            agent_info=schema.Implementation(name=NAME, title="Nullius reference agent", version=VERSION),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise acp.RequestError.invalid_params({"details": "this agent needs no authentication"})
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
+                          additional_directories: list[str] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise acp.RequestError.invalid_params({"details": f"cwd must be an existing absolute folder, got {cwd!r}"})
+        session = Session(uuid.uuid4().hex, root)
+        timeout = _env_float("NULLIUS_REFERENCE_MCP_TIMEOUT", 30.0)
+        info = McpImplementation(name=NAME, version=VERSION)
+        try:
+            for entry in mcp_servers or []:
+                if not isinstance(entry, schema.McpServerStdio):
+                    raise acp.RequestError.invalid_params(
+                        {"details": f"MCP server {getattr(entry, 'name', '?')!r}: only stdio servers are supported"})
+                params = StdioServerParameters(command=entry.command, args=list(entry.args),
+                                               env={v.name: v.value for v in entry.env}, cwd=str(root))
+                server = McpServer(entry.name, params, info, call_timeout=10 * timeout)
+                await session.mcp.add(server, timeout, set(TOOL_NAMES))
+        except McpStartError as exc:
+            log.warning("session/new refused: %s", exc)
+            await session.mcp.close()
+            raise acp.RequestError(-32603, f"Internal error: {exc}",
+                                   {"kind": "mcp_server_failed", "server": exc.server, "message": exc.detail}) from None
+        except BaseException:
+            await session.mcp.close()
+            raise
+        self.sessions[session.id] = session
+        log.info("session %s: cwd %s, %d MCP tools", session.id, root, len(session.mcp.specs))
+        return schema.NewSessionResponse(session_id=session.id)
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise acp.RequestError.invalid_params({"details": f"unknown session {session_id!r}"})
+        return session
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> schema.PromptResponse:
+        session = self._session(session_id)
+        if session.turn is not None and not session.turn.done():
+            raise acp.RequestError.invalid_request({"details": "a prompt is already running in this session"})
+        if self._model is None:
+            self._model = model_settings()
+        session.cancel_requested = False
+        turn = Turn(self.conn, session, self._model)
+        session.turn = asyncio.create_task(turn.run(prompt), name=f"turn:{session_id}")
+        try:
+            return await session.turn
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if session.cancel_requested and me is not None and not me.cancelling():
+                log.info("session %s: turn cancelled", session_id)
+                return schema.PromptResponse(stop_reason="cancelled")
+            raise
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.turn is None or session.turn.done():
+            return
+        session.cancel_requested = True
+        session.turn.cancel()
+
+    async def shutdown(self) -> None:
+        for session in list(self.sessions.values()):
+            if session.turn is not None and not session.turn.done():
+                session.turn.cancel()
+            await session.mcp.close()
+        self.sessions.clear()
+
+
+class _WritePipeProtocol(asyncio.BaseProtocol):
+    """Flow control for the ACP stdout pipe (what asyncio.StreamWriter needs)."""
+
+    def __init__(self) -> None:
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+        self._waiter = None
+
+    async def _drain_helper(self) -> None:
+        if self._paused:
+            self._waiter = self._waiter or asyncio.get_running_loop().create_future()
+            await self._waiter
+
+
+async def _acp_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin, and a private copy of stdout for ACP; fd 1 itself then points at stderr."""
+    acp_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    protocol = _WritePipeProtocol()
+    transport, _ = await loop.connect_write_pipe(lambda: protocol, acp_out)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def main() -> None:
+    agent = ReferenceAgent()
+    me = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, me.cancel)
+    reader, writer = await _acp_streams()
+    try:
+        await acp.run_agent(agent, writer, reader)
+    except asyncio.CancelledError:
+        log.info("stopping on a signal")
+    finally:
+        await agent.shutdown()
+
+
+if __name__ == "__main__":
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("NULLIUS_REFERENCE_LOG", "INFO").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(main())

@@ -1,0 +1,46 @@
+"""The plugin is found, its agent.json is valid, and its pins are what these tests run."""
+
+import importlib.metadata
+import json
+
+from nullius_agent_reference import plugin
+
+FOLDER = plugin.CATALOGUE / "agents" / "reference"
+DEFINITION = json.loads((FOLDER / "agent.json").read_text())
+
+
+def test_agent_is_in_the_catalogue(nullius_session):
+    entry = nullius_session().catalogue.get("agent", "reference")
+    assert entry is not None, "is nullius-agent-reference installed (./dev setup)?"
+    assert entry.origin == "reference"
+    assert entry.file.parent == FOLDER
+
+
+def test_nullius_check_and_list(nullius_cli):
+    checked = nullius_cli("check", str(plugin.CATALOGUE))
+    assert checked.code == 0 and "ok" in checked.stdout, checked.output
+    listed = nullius_cli("list", "--json")
+    assert listed.code == 0, listed.output
+    (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "reference"]
+    assert agent["offers"] == {}  # nothing proven until `nullius conform`
+
+
+def test_the_definition():
+    assert DEFINITION["upstream"] == {"pypi": "nullius-agent-reference", "version": "0.1.0"}
+    assert DEFINITION["start"] == ["{install}/.venv/bin/python", "{here}/agent.py"]
+    assert DEFINITION["model"]["api"] == "openai-chat"
+    assert "proven" not in DEFINITION
+    assert DEFINITION["options"]["reasoning_effort"]["default"] == "default"
+
+
+def test_every_pin_is_exact_and_is_what_the_tests_run():
+    """The tests start agent.py on this interpreter, so its packages must be the pinned ones."""
+    pins = dict(p.split("==") for p in DEFINITION["install"]["pip"])
+    assert {"agent-client-protocol", "mcp", "openai"} <= set(pins)
+    for name, version in pins.items():
+        assert importlib.metadata.version(name) == version, name
+
+
+def test_the_package_ships_the_agent_and_its_helpers():
+    shipped = sorted(p.name for p in FOLDER.iterdir() if p.name != "__pycache__")
+    assert shipped == ["agent.json", "agent.py", "reference_loop.py", "reference_mcp.py", "reference_tools.py"]
