@@ -1,0 +1,78 @@
+"""The reference agent, from its own distribution, proves three ports and runs real benchmarks (fake model, real relay)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from harbor.venv import ensure_harbor_python
+
+from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing.fake_model import running_fake_model
+
+PLAYER = ROOT / "tests" / "fixtures" / "models" / "kit_player.py"
+SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+KEY = "sk-upstream-held-by-the-relay-0123456789"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """One home for the module: the reference agent is installed once."""
+    root = tmp_path_factory.mktemp("reference")
+    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    with running_fake_model(f"{PLAYER}:respond") as fake:
+        yield env, fake, root
+
+
+def model_args(fake):
+    return ["--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--unsandboxed"]
+
+
+def test_the_reference_agent_proves_task_workspace_and_conversation(world):
+    env, fake, root = world
+    fake.use(f"{PLAYER}:respond")
+    result = run_cli(["conform", "reference", *model_args(fake), "--json"], env)
+    assert result.code == 0, result.output
+    ports = {r["port"]: r for r in json.loads(result.stdout)}
+    assert {p for p, r in ports.items() if r["proven"]} == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    workspace_job = Path(env["NULLIUS_JOBS_DIR"]) / ports["agent.workspace/v1"]["job"]
+    steps = json.loads((workspace_job / "fix-bug" / "agent" / "trajectory.json").read_text())["steps"]
+    calls = [s["tool_calls"][0]["function_name"].split()[0] for s in steps if s.get("tool_calls")]
+    assert calls == ["read_file", "read_file", "write_file"]  # it really read and wrote through its own tools
+    fit = run_cli(["fit", "gsm8k", "--json"], env)
+    assert "reference" in json.loads(fit.stdout)["fits"]
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    reference = next(a for a in listed["agents"] if a["ref"] == "reference")
+    assert set(reference["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    assert reference["source"] == "user catalogue"
+
+
+def test_a_model_that_answers_wrongly_proves_nothing(world):
+    env, fake, _ = world
+    fake.use(f"{PLAYER}:respond_wrongly")
+    result = run_cli(["conform", "reference", *model_args(fake), "--json", "--port", "agent.workspace/v1"], env)
+    assert result.code == 1
+    [row] = json.loads(result.stdout)
+    assert row["passed"] == "0/2" and not row["proven"]
+
+
+def test_reference_runs_gsm8k_and_humaneval_into_jobs_harbor_reads(world):
+    env, fake, root = world
+    fake.use({"default": {"text": "#### 18"}})
+    assert run_cli(["data", "add", "gsm8k", str(SEED)], env).code == 0
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    for bench in ("gsm8k", "humaneval"):
+        result = run_cli(["run", bench, "reference", *model_args(fake), "--limit", "3", "--job-name", f"ref-{bench}"], env)
+        assert result.code == 0, result.output
+        trials = [json.loads(p.read_text()) for p in (jobs / f"ref-{bench}").glob("*/result.json")]
+        assert len(trials) == 3 and all(t.get("exception_info") is None for t in trials)
+        assert all(t["agent_result"]["n_input_tokens"] > 0 for t in trials)
+        done = subprocess.run([str(ensure_harbor_python()), str(ROOT / "tests" / "harbor" / "validate_job.py"), str(jobs / f"ref-{bench}")],
+                              capture_output=True, text=True, timeout=300)
+        report = json.loads(done.stdout)
+        assert report["ok"] and report["checked"]["trajectories"] == 3, report["errors"][:3]
+    first = json.loads((jobs / "ref-gsm8k" / "u0000" / "verifier" / "score.json").read_text())
+    assert first["passed"] is True  # the first problem's answer is 18
