@@ -71,7 +71,6 @@ def test_leak_check_finds_an_answer_in_the_prompt(env, catalogue):
 
 
 def test_a_plugin_definition_is_copied_before_its_proofs_are_written(nullius_env, installed, tmp_path):
-
     env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, installed["template"])
     shipped = installed["template"] / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith" / "standard.json"
     before = shipped.read_bytes()
