@@ -144,7 +144,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     agent_run: AgentRun | None = None
     transcript: list[dict[str, str]] | None = None
     cancelled = False
-    base = {"unit": work.unit, "dataset": prepared.dataset_name}
+    # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
+    base = {"unit": work.unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
     agent_failure: ExceptionInfo | None = None
     phase_start = started
     try:
