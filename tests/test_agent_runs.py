@@ -88,7 +88,7 @@ def test_tool_calls_permissions_and_notices(env, fake_model, tmp_path):
     "mode,failure,scored",
     [
         ("crash", "NonZeroAgentExitCodeError", True),
-        ("exit", "NonZeroAgentExitCodeError", True),
+        ("exit", "AgentExitedError", True),
         ("garbage", "AgentProtocolError", False),
         ("hang", "AgentTimeoutError", True),
     ],

@@ -291,10 +291,17 @@ def conform_cmd(participant: str, **options: Any) -> None:
         concurrency=options["concurrency"],
         ports=tuple(options["ports"]),
     )
+    from nullius_core.run.conform import ConformCancelled
+
     try:
         results = conform(session, request, Progress())
     except RunRefused as exc:
         raise Refused(f"conform refused: {exc}") from None
+    except ConformCancelled as exc:
+        click.echo(f"cancelled: {exc}; the kits before it are recorded, that one is not", err=True)
+        sys.exit(CANCELLED_EXIT)
+    except KeyError as exc:
+        raise Refused(f"conform refused: {participant}: no such version ({exc.args[0]})") from None
     if options["as_json"]:
         click.echo(json.dumps([{"port": r.port, "proven": r.proven, "skipped": r.skipped, **r.record} for r in results], indent=2))
     else:

@@ -8,6 +8,7 @@ route's calls are recorded before the unit is scored.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -27,7 +28,7 @@ from nullius_core.run.prepare import Prepared, fill
 
 # Why the last model call failed, as the run records it: outside the agent's rate.
 CALL_FAILURES = {429: "ApiRateLimitError", 401: "AgentAuthenticationError", 403: "AgentAuthenticationError"}
-SCORED_ANYWAY = {"AgentTimeoutError", "NonZeroAgentExitCodeError"}  # Harbor still verifies these
+SCORED_ANYWAY = {"AgentTimeoutError", "NonZeroAgentExitCodeError", "AgentExitedError"}  # Harbor still verifies these
 
 
 class TurnError(Exception):
@@ -132,14 +133,6 @@ async def converse(
     agent = prepared.agent
     resolved = agent.resolved
     limits = prepared.bench.limits
-    route = relay.add_route(
-        trial.name,
-        trial.work / "relay",
-        kind="agent",
-        model=model,
-        side_models=frozenset(resolved.model.side_models) if resolved.model else frozenset(),
-        call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
-    )
     seconds = float(setup.get("agent_seconds") or prepared.turn_seconds)
     conversational = "agent.conversation/v1" in prepared.bench.standard.needs or bool(prepared.bench.standard.kit and prepared.bench.standard.kit.port == "agent.conversation/v1")
 
@@ -166,14 +159,29 @@ async def converse(
         next_turn=next_turn if conversational else None,
         max_turns=int(limits.turns or 20),
     )
-    launch = agent_launch(prepared, place, relay.url(trial.name), route.token, model, trial)
-    protocol = agent.protocol.factory()
-    process = await backend.start_agent(launch)
+    route = relay.add_route(
+        trial.name,
+        trial.work / "relay",
+        kind="agent",
+        model=model,
+        side_models=frozenset(resolved.model.side_models) if resolved.model else frozenset(),
+        call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
+    )
+    killed: list[str] = []
     try:
-        outcome = await protocol.converse(process, conversation, trial.agent)
+        launch = agent_launch(prepared, place, relay.url(trial.name), route.token, model, trial)
+        protocol = agent.protocol.factory()
+        process = await backend.start_agent(launch)
+        try:
+            outcome = await protocol.converse(process, conversation, trial.agent)
+        finally:
+            killed = await process.end()
     finally:
-        killed = await process.end()
-        await relay.quiet(trial.name)
+        # the route and its token end with the unit, whatever happened
+        try:
+            await relay.quiet(trial.name)
+        except asyncio.TimeoutError:
+            pass
         relay.remove_route(trial.name)
     for name in ("calls.jsonl", "gateway.log"):
         source = trial.work / "relay" / name

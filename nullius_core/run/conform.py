@@ -43,6 +43,15 @@ class ConformRequest:
     ports: tuple[str, ...] = ()
 
 
+class ConformCancelled(Exception):
+    """Ctrl-C during a kit: the kits before it are recorded, that one and those after are not."""
+
+    def __init__(self, results: list[PortResult], job: Path):
+        self.results = results
+        self.job = job
+        super().__init__(f"cancelled during the kit whose job is {job}")
+
+
 @attrs.frozen
 class PortResult:
     port: str
@@ -73,6 +82,9 @@ def conform(session: Session, request: ConformRequest, progress: Progress) -> li
     entry, definition = session.catalogue.participant(key)
     resolved = definition.resolve(key, version)
     kits, skipped = kits_for(session, resolved.family, request.ports)
+    unknown = [p for p in request.ports if p not in {k.name for k in kits} | {s for s, _ in skipped}]
+    if unknown:
+        raise LookupError(f"no port {unknown[0]!r} of the {resolved.family} family (see nullius list)")
     results = [PortResult(port, False, {}, skipped=why) for port, why in skipped]
     for port in kits:
         spec = RunSpec(
@@ -92,8 +104,12 @@ def conform(session: Session, request: ConformRequest, progress: Progress) -> li
             purpose=f"conform-{port.name.replace('/', '-')}",
         )
         outcome = Engine(session, spec, progress).run()
-        results.append(_judge(port, JobDir(outcome.job_dir), request, resolved.upstream.version))
-    _record(session, entry, definition, version, results)
+        if outcome.state == "cancelled":
+            # a kit cut short proves and disproves nothing; the kits after it do not run
+            raise ConformCancelled(results, outcome.job_dir)
+        result = _judge(port, JobDir(outcome.job_dir), request, resolved.upstream.version)
+        results.append(result)
+        _record(session, entry, definition, version, [result])  # each kit's proof is kept as soon as it stands
     return results
 
 

@@ -94,7 +94,7 @@ class Engine:
         state = "finished"
         relay = None
         try:
-            if prepared.agent is not None:
+            if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
             units = await self._units(prepared)
             work = self._plan(units)
@@ -402,11 +402,12 @@ def _agent_record(prepared: Prepared) -> dict[str, Any] | None:
         "key": resolved.key,
         "version": resolved.version,
         "upstream": {k: v for k, v in attrs.asdict(resolved.upstream).items() if v},
+        "family": resolved.family,
         "options": agent.options,
-        "protocol": agent.protocol.name,
-        "provider": agent.upstream.provider.name,
-        "base_url": agent.upstream.base_url,
-        "permissions": "every permission request is granted (allow_once where offered) and recorded in the trial",
+        "protocol": agent.protocol.name if hasattr(agent, "protocol") else "jsonl-stdio",
+        "provider": agent.upstream.provider.name if agent.upstream else None,
+        "base_url": agent.upstream.base_url if agent.upstream else None,
+        "permissions": "every permission request is granted (allow_once where offered) and recorded in the trial" if hasattr(agent, "protocol") else None,
         "source": agent.entry.source(),
     }
 

@@ -10,7 +10,7 @@ import attrs
 
 from nullius_core.catalogue.catalogue import Entry, split_ref
 from nullius_core.definitions import DefinitionError, Resolved, ResolvedBenchmark
-from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec
+from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec, RunnerSpec
 from nullius_core.ports.fit import fit
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Upstream
@@ -18,6 +18,18 @@ from nullius_core.run import install
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.session import Session
+
+
+@attrs.frozen(kw_only=True)
+class PreparedCapability:
+    """A capability for a run: a JSON-lines process started fresh for each unit."""
+
+    entry: Entry
+    resolved: Resolved
+    options: dict[str, str]
+    install_dir: object  # Path | None
+    runner: RunnerSpec
+    upstream: Upstream | None  # for the driver's produce, when the run has a model
 
 
 @attrs.frozen(kw_only=True)
@@ -45,16 +57,16 @@ def prepare_agent(
     except KeyError:
         names = ", ".join(definition.version_names()) or "none: it has no versions"
         raise refused(f"{key!r} has no version {version!r} (versions: {names})") from None
-    if resolved.family != "agent":
-        raise refused(f"{resolved.ref} is a capability; capabilities run with capability benchmarks")
     if spec.kit is None:
         result = fit(bench, resolved, {p.name: p for p in session.ports})
         if not result.ok:
             raise refused(f"{resolved.ref} cannot run {bench.ref}: {'; '.join(result.reasons)}")
+    if resolved.family == "capability":
+        return _capability(session, spec, entry, resolved, progress, refused)
     if not backend.isolates and not spec.unsandboxed:
         raise refused(
             f"an agent runs as you on the {backend.name} backend, which is not a sandbox: "
-            "give --unsandboxed to consent, or use --backend docker"
+            "give --unsandboxed to consent, or use a backend that isolates (such as docker, once installed)"
         )
     if not spec.model:
         raise refused("an agent run needs --model (the model the relay sends every call as)")
@@ -81,3 +93,28 @@ def prepare_agent(
         except install.InstallError as exc:
             raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
     return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol)
+
+
+def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolved, progress: Progress, refused: type[Exception]) -> PreparedCapability:
+    """Capabilities are not asked for consent: they are libraries, run as the driver is."""
+    from nullius_core.run.prepare import resolve_options
+
+    options = resolve_options(resolved.options, spec.agent_options, "", resolved.ref, what="option")
+    runner = session.runners.get("capability:stdio")
+    if runner is None:
+        raise refused("no capability runner 'stdio' is registered (is the bundled plugin stdio-runner blocked?)")
+    upstream = None
+    if spec.model:
+        try:
+            upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+        except upstreams.RelayRefused as exc:
+            raise refused(str(exc)) from None
+    install_dir = None
+    if resolved.install is not None:
+        try:
+            install_dir = install.ensure(
+                session.paths, f"{resolved.key}/{resolved.version or 'default'}", resolved.install, progress, kind="capabilities", label="capability"
+            )
+        except install.InstallError as exc:
+            raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
+    return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream)

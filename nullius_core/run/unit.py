@@ -36,7 +36,9 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.jobs.records import load as structure_record
 from nullius_core.relay.usage import from_folder
+from nullius_core.fsutil import read_json_lines
 from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, TurnError, converse
+from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared
@@ -142,6 +144,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     answer: str | None = None
     score: dict[str, Any] | None = None
     agent_run: AgentRun | None = None
+    cap_run: CapabilityRun | None = None
     transcript: list[dict[str, str]] | None = None
     cancelled = False
     # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
@@ -151,13 +154,19 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     try:
         place = await backend.prepare_unit(trial.workspace, trial.home)
         setup = await _call(driver, "setup", {**base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
-        prompt = setup.get("prompt")
+        capability_bench = prepared.bench.standard.family == "capability"
+        prompt = setup.get("question") if capability_bench else setup.get("prompt")
         if not isinstance(prompt, str):
-            raise TrialError("EnvironmentSetupError", f"setup replied without a prompt string: {sorted(setup)}")
+            wanted = "a question (and sessions)" if capability_bench else "a prompt string"
+            raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
         await asyncio.to_thread(commit_setup, place.workspace)
         timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
-        if prepared.agent is not None:
+        if prepared.agent is not None and prepared.agent.resolved.family == "capability":
+            cap_run = await _capability(facts, work, trial, driver, setup, base)
+            answer = cap_run.answer
+            transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
+        elif prepared.agent is not None:
             try:
                 agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base)
             except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
@@ -199,10 +208,23 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         driver.log_to(None)
     finished = utcnow()
     exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
-    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run)
+    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run, cap_run)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
+
+
+async def _capability(facts: RunFacts, work: Work, trial: TrialDir, driver: Driver, setup: dict[str, Any], base: dict[str, Any]) -> CapabilityRun:
+    relay = facts.relay
+    route = relay.add_route(trial.name, trial.work / "relay", kind="agent", model=facts.model) if relay is not None else None
+    try:
+        return await produce(facts.prepared, driver, trial, setup, base, route, relay, facts.model)
+    except CapabilityFailed as exc:
+        raise TrialError(exc.kind, str(exc)) from None
+    finally:
+        if route is not None:
+            await relay.quiet(trial.name)
+            relay.remove_route(trial.name)
 
 
 def check_score(score: dict[str, Any], kind: str) -> None:
@@ -233,6 +255,7 @@ def _write(
     answer: str | None,
     score: dict[str, Any] | None,
     agent_run: AgentRun | None = None,
+    cap_run: CapabilityRun | None = None,
 ) -> TrialOutcome:
     prepared = facts.prepared
     kind = prepared.bench.standard.kind
@@ -254,11 +277,15 @@ def _write(
         outcome = "passed" if passed else "failed"
     else:
         outcome = "scored"
-    usage = _usage(trial, prepared.agent.upstream.provider.name if prepared.agent else None)
+    upstream = getattr(prepared.agent, "upstream", None)
+    usage = _usage(trial, upstream.provider.name if upstream else None)
     if prompt is not None:
         if agent_run is not None:
-            trajectory = _agent_trajectory(facts, agent_run, usage)
+            trajectory = _agent_trajectory(facts, agent_run.outcome.steps, agent_run.calls, usage, agent_run.outcome.stop_reason, agent_run.outcome.grants)
             trial.write_json("agent/trace.json", _trace(agent_run))
+        elif cap_run is not None:
+            calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
+            trajectory = _agent_trajectory(facts, cap_run.steps, calls, usage, None, [])
         else:
             trajectory = _trajectory(facts, prompt, answer, started, finished)
         trial.write_json("agent/trajectory.json", dump(trajectory))
@@ -319,11 +346,10 @@ def _agent_info(facts: RunFacts) -> AgentInfo:
     agent = facts.prepared.agent
     if agent is None:
         return AgentInfo(name=facts.participant, version=__version__)
-    provider = agent.upstream.provider.name
     return AgentInfo(
         name=facts.participant,
         version=agent.resolved.upstream.version or agent.resolved.version or "unknown",
-        model_info=ModelInfo(name=str(facts.model), provider=provider),
+        model_info=ModelInfo(name=str(facts.model), provider=agent.upstream.provider.name) if agent.upstream and facts.model else None,
     )
 
 
@@ -333,12 +359,15 @@ def _usage(trial: TrialDir, provider: str | None = None) -> AgentContext | None:
     return structure_record(context, AgentContext) if context else None
 
 
-def _agent_trajectory(facts: RunFacts, run: AgentRun, usage: AgentContext | None) -> Trajectory:
-    """The agent's steps, numbered, each agent step with the model calls that finished before it."""
-    calls = sorted((c for c in run.calls if c.get("kind", "agent") == "agent"), key=lambda c: c.get("started", ""))
+def _agent_trajectory(
+    facts: RunFacts, raw_steps: list[dict[str, Any]], run_calls: list[dict[str, Any]], usage: AgentContext | None,
+    stop_reason: str | None, grants: list[dict[str, Any]],
+) -> Trajectory:
+    """The steps, numbered, each agent step with the model calls that started before it."""
+    calls = sorted((c for c in run_calls if c.get("kind", "agent") == "agent"), key=lambda c: c.get("started", ""))
     steps: list[Step] = []
     pending = list(calls)
-    for number, raw in enumerate(run.outcome.steps, start=1):
+    for number, raw in enumerate(raw_steps, start=1):
         metrics = None
         if raw.get("source") == "agent":
             stamp = raw.get("timestamp") or ""
@@ -352,7 +381,7 @@ def _agent_trajectory(facts: RunFacts, run: AgentRun, usage: AgentContext | None
                 }
         steps.append(Step(step_id=number, metrics=metrics, model_name=facts.model if raw.get("source") == "agent" else None, **raw))
     if not steps:
-        steps.append(Step(step_id=1, source="user", message=run.outcome.transcript[0]["text"] if run.outcome.transcript else ""))
+        steps.append(Step(step_id=1, source="user", message=""))
     agent = facts.prepared.agent
     final = None
     if usage is not None:
@@ -367,7 +396,7 @@ def _agent_trajectory(facts: RunFacts, run: AgentRun, usage: AgentContext | None
         agent=TrajectoryAgent(name=agent.resolved.key, version=agent.resolved.upstream.version or "unknown", model_name=facts.model),
         steps=steps,
         final_metrics=final,
-        extra={"nullius_stop_reason": run.outcome.stop_reason, "nullius_grants": run.outcome.grants},
+        extra={"nullius_stop_reason": stop_reason, "nullius_grants": grants},
     )
 
 

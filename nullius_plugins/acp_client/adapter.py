@@ -67,7 +67,9 @@ class AcpProtocol:
         except ProtocolError as exc:
             code = await _exit_code(process)
             if code is not None:
-                outcome.failure, outcome.message = "NonZeroAgentExitCodeError", f"the agent exited (status {code}): {exc}"
+                # Harbor's name is for a non-zero status; an agent that exits 0 mid-conversation is no better
+                outcome.failure = "NonZeroAgentExitCodeError" if code != 0 else "AgentExitedError"
+                outcome.message = f"the agent exited (status {code}): {exc}"
             else:
                 outcome.failure, outcome.message = "AgentProtocolError", str(exc)
 

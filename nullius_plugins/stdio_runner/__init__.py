@@ -157,11 +157,12 @@ def _preview(raw: bytes) -> str:
 
 @hookimpl
 def nullius_register_runners(registry: RunnerRegistry) -> None:
-    registry.add(
-        RunnerSpec(
-            name="stdio",
-            summary="A process speaking JSON lines over stdio: one request in, one reply out.",
-            kind="driver",
-            factory=StdioDriver,
+    for kind in ("driver", "capability"):
+        registry.add(
+            RunnerSpec(
+                name="stdio",
+                summary="A process speaking JSON lines over stdio: one request in, one reply out.",
+                kind=kind,
+                factory=StdioDriver,
+            )
         )
-    )
