@@ -153,6 +153,6 @@ def test_agent_runs_are_refused_before_any_unit(env, fake_model, tmp_path):
     assert no_key.code == 2 and "set OPENAI_API_KEY" in no_key.stderr
     bad_option = run_cli([*base, "--model", "m", "--unsandboxed", "--option", "mode=fly"], env)
     assert bad_option.code == 2 and "does not allow 'fly'" in bad_option.stderr
-    unfit = run_cli(["run", "scored", "scripted", "--model", "m", "--unsandboxed"], env)
-    assert unfit.code == 2 or "missing port" not in unfit.stderr
+    no_version = run_cli([*base, "--model", "m", "--unsandboxed"][:2] + ["scripted@9", *base[3:], "--model", "m", "--unsandboxed"], env)
+    assert no_version.code == 2 and "has no version '9'" in no_version.stderr
     assert not (tmp_path / "jobs").exists()
