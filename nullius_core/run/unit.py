@@ -16,17 +16,10 @@ from typing import Any
 
 import attrs
 
-from nullius_core import __version__
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import (
-    AgentContext,
-    AgentInfo,
-    ModelInfo,
     ExceptionInfo,
-    Step,
     Timing,
-    Trajectory,
-    TrajectoryAgent,
     TrialConfig,
     TrialResult,
     VerifierResult,
@@ -34,9 +27,8 @@ from nullius_core.jobs.records import (
     iso,
     utcnow,
 )
-from nullius_core.jobs.records import load as structure_record
-from nullius_core.relay.usage import from_folder
 from nullius_core.fsutil import read_json_lines
+from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
 from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.backend import Backend, commit_setup
@@ -278,16 +270,16 @@ def _write(
     else:
         outcome = "scored"
     upstream = getattr(prepared.agent, "upstream", None)
-    usage = _usage(trial, upstream.provider.name if upstream else None)
+    usage = usage_of(trial, upstream.provider.name if upstream else None)
     if prompt is not None:
         if agent_run is not None:
-            trajectory = _agent_trajectory(facts, agent_run.outcome.steps, agent_run.calls, usage, agent_run.outcome.stop_reason, agent_run.outcome.grants)
-            trial.write_json("agent/trace.json", _trace(agent_run))
+            trajectory = agent_trajectory(facts, agent_run.outcome.steps, agent_run.calls, usage, agent_run.outcome.stop_reason, agent_run.outcome.grants)
+            trial.write_json("agent/trace.json", trace_of(agent_run))
         elif cap_run is not None:
             calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
-            trajectory = _agent_trajectory(facts, cap_run.steps, calls, usage, None, [])
+            trajectory = agent_trajectory(facts, cap_run.steps, calls, usage, None, [])
         else:
-            trajectory = _trajectory(facts, prompt, answer, started, finished)
+            trajectory = control_trajectory(facts, prompt, answer, started, finished)
         trial.write_json("agent/trajectory.json", dump(trajectory))
     own: dict[str, Any] = {
         "unit": work.unit,
@@ -319,7 +311,7 @@ def _write(
         source=prepared.dataset_name,
         task_checksum=hashlib.sha256(f"{facts.standard.get('dataset_sha256') or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
         config=config,
-        agent_info=_agent_info(facts),
+        agent_info=agent_info(facts),
         agent_result=usage,
         verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
         exception_info=exception,
@@ -342,81 +334,3 @@ def _write(
     )
 
 
-def _agent_info(facts: RunFacts) -> AgentInfo:
-    agent = facts.prepared.agent
-    if agent is None:
-        return AgentInfo(name=facts.participant, version=__version__)
-    return AgentInfo(
-        name=facts.participant,
-        version=agent.resolved.upstream.version or agent.resolved.version or "unknown",
-        model_info=ModelInfo(name=str(facts.model), provider=agent.upstream.provider.name) if agent.upstream and facts.model else None,
-    )
-
-
-def _usage(trial: TrialDir, provider: str | None = None) -> AgentContext | None:
-    """The agent's tokens, as its relay recorded them (a control calls no model: none)."""
-    context = from_folder(trial.work / "relay", provider)
-    return structure_record(context, AgentContext) if context else None
-
-
-def _agent_trajectory(
-    facts: RunFacts, raw_steps: list[dict[str, Any]], run_calls: list[dict[str, Any]], usage: AgentContext | None,
-    stop_reason: str | None, grants: list[dict[str, Any]],
-) -> Trajectory:
-    """The steps, numbered, each agent step with the model calls that started before it."""
-    calls = sorted((c for c in run_calls if c.get("kind", "agent") == "agent"), key=lambda c: c.get("started", ""))
-    steps: list[Step] = []
-    pending = list(calls)
-    for number, raw in enumerate(raw_steps, start=1):
-        metrics = None
-        if raw.get("source") == "agent":
-            stamp = raw.get("timestamp") or ""
-            mine = [c for c in pending if (c.get("started") or "") <= stamp]
-            pending = [c for c in pending if c not in mine]
-            if mine:
-                metrics = {
-                    "prompt_tokens": sum((c.get("usage") or {}).get("input") or 0 for c in mine),
-                    "completion_tokens": sum((c.get("usage") or {}).get("output") or 0 for c in mine),
-                    "cached_tokens": sum((c.get("usage") or {}).get("cached_input") or 0 for c in mine),
-                }
-        steps.append(Step(step_id=number, metrics=metrics, model_name=facts.model if raw.get("source") == "agent" else None, **raw))
-    if not steps:
-        steps.append(Step(step_id=1, source="user", message=""))
-    agent = facts.prepared.agent
-    final = None
-    if usage is not None:
-        final = {
-            "total_prompt_tokens": usage.n_input_tokens,
-            "total_completion_tokens": usage.n_output_tokens,
-            "total_cached_tokens": usage.n_cache_tokens,
-            "total_steps": len(steps),
-        }
-    return Trajectory(
-        session_id=facts.job.name,
-        agent=TrajectoryAgent(name=agent.resolved.key, version=agent.resolved.upstream.version or "unknown", model_name=facts.model),
-        steps=steps,
-        final_metrics=final,
-        extra={"nullius_stop_reason": stop_reason, "nullius_grants": grants},
-    )
-
-
-def _trace(run: AgentRun) -> dict[str, Any]:
-    """The unit's timeline: model calls as the relay timed them, tool calls as Nullius saw them."""
-    model_calls = [
-        {k: c.get(k) for k in ("id", "kind", "started", "ms_first_byte", "ms_last_byte", "ms_total", "status", "model_sent", "side", "stream")}
-        for c in run.calls
-    ]
-    return {"model_calls": model_calls, "tool_calls": run.outcome.tool_spans}
-
-
-def _trajectory(facts: RunFacts, prompt: str, answer: str | None, started: datetime, finished: datetime) -> Trajectory:
-    steps = [Step(step_id=1, source="user", message=prompt, timestamp=iso(started))]
-    if answer is not None:
-        # A control answers without a model: a deterministic step.
-        steps.append(Step(step_id=2, source="agent", message=answer, timestamp=iso(finished), llm_call_count=0))
-    return Trajectory(
-        session_id=facts.job.name,
-        agent=TrajectoryAgent(name=facts.participant, version=__version__),
-        steps=steps,
-        extra={"nullius_control": facts.control} if facts.control else None,
-    )
