@@ -8,6 +8,7 @@ version: its block laid over the top of the file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -60,6 +61,7 @@ class VersionBlock:
     options: dict[str, Option] | None = None
     proven: dict[str, Proof] = attrs.field(factory=dict)
     fidelity: Fidelity | None = None
+    notices: list[str] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +87,7 @@ class Resolved:
     proven: dict[str, Proof]
     has_versions: bool
     family: str = "agent"
+    notices: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -120,6 +123,9 @@ class _Participant:
     options: dict[str, Option] | None = None
     proven: dict[str, Proof] = attrs.field(factory=dict)
     versions: Versions | None = None
+    # Messages the agent's adapter sends as text that are its warnings: whole
+    # chunks matching one of these are notices, never part of the answer.
+    notices: list[str] | None = None
     extensions: dict[str, Any] = extensions_field()
 
     family = "agent"
@@ -151,6 +157,7 @@ class _Participant:
             proven=dict(block.proven) if self.versions is not None else dict(self.proven),
             has_versions=self.versions is not None,
             family=self.family,
+            notices=tuple(block.notices if block.notices is not None else self.notices or ()),
         )
 
     def _common_issues(self) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -166,6 +173,11 @@ class _Participant:
         elif self.upstream is None:
             yield ("upstream",), "required key missing: expected the pinned package it runs"
         for where, blk in blocks:
+            for i, pattern in enumerate(blk.notices or []):
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    yield (*where, "notices", i), f"expected a regular expression, found {pattern!r} ({exc})"
             for port in blk.proven:
                 why = bad_port(port)
                 if why:

@@ -65,6 +65,7 @@ class Conversation:
     seconds: float
     next_turn: NextTurn | None = None
     max_turns: int = 20
+    notices: tuple[str, ...] = ()  # whole message chunks matching one of these are the adapter's warnings
 
 
 @attrs.define(kw_only=True)

@@ -158,6 +158,7 @@ async def converse(
         seconds=seconds,
         next_turn=next_turn if conversational else None,
         max_turns=int(limits.turns or 20),
+        notices=resolved.notices,
     )
     route = relay.add_route(
         trial.name,

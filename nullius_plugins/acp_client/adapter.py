@@ -25,7 +25,7 @@ class AcpProtocol:
 
     async def converse(self, process: AgentProcess, conversation: Conversation, records: Path) -> AgentOutcome:
         records.mkdir(parents=True, exist_ok=True)
-        session = AcpSession(process, records / "acp.jsonl")
+        session = AcpSession(process, records / "acp.jsonl", conversation.notices)
         outcome = AgentOutcome()
         try:
             await self._talk(session, process, conversation, outcome)

@@ -7,6 +7,7 @@ recorded. Every message, both ways, goes to `agent/acp.jsonl` as it passes.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,9 @@ def notice_of(update: dict[str, Any]) -> str | None:
 
 
 class AcpSession:
-    def __init__(self, process: AgentProcess, transcript: Path):
+    def __init__(self, process: AgentProcess, transcript: Path, notices: tuple[str, ...] = ()):
         self.transcript = transcript
+        self.notices = [re.compile(p) for p in notices]
         self.events: list[Event] = []
         self.tools: dict[str, dict[str, Any]] = {}
         self.grants: list[dict[str, Any]] = []
@@ -74,6 +76,10 @@ class AcpSession:
         kind = update.get("sessionUpdate")
         now = time.time()
         notice = notice_of(update)
+        if notice is None and kind == "agent_message_chunk" and self.notices:
+            text = _text(update.get("content")).strip()
+            if any(p.fullmatch(text) for p in self.notices):
+                notice = text  # the agent's definition says this text is its adapter's warning
         if notice is not None:
             self.events.append(Event("notice", now, text=notice, update=update))
         elif kind == "agent_message_chunk":

@@ -1,0 +1,1 @@
+"""Codex ACP as a Nullius plugin: it ships the catalogue entry `agents/codex`."""

@@ -1,0 +1,124 @@
+"""A scripted model that plays Nullius's kits as a capable model would, through Codex's own tools.
+
+Codex (codex-acp 0.16.0, Codex core 0.137.0) sends `POST /v1/responses`,
+streamed, with `instructions`, `input` items and its tools. For a model slug
+it has no metadata for (the fake model's), its shell tool is `exec_command`
+(`{"cmd": "<a shell command line>", "workdir"?, ...}`, run by the user's
+shell as a login shell) and it offers no apply_patch tool; so every edit here
+is a shell command, as a model would run it. The output comes back as a
+`function_call_output` item whose text ends with the command's output.
+
+The player reads each kit's prompt (the last user message) and the tool
+outputs that followed it, and answers with the next call or the final text:
+
+- agent.task/v1: the word, alone.
+- agent.workspace/v1 write-file: `mkdir -p notes && printf ... > notes/<word>.txt`, then a short text.
+- agent.workspace/v1 fix-bug: `cat README.md`, `cat ledger.py`, a `sed -i` of
+  the one wrong number, then a short text.
+- agent.conversation/v1: acknowledge, then recall the word from the first user message.
+
+`respond_wrongly` answers every request with a refusal: a kit that cannot fail proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
+
+CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _items(request: FakeRequest) -> list[dict[str, Any]]:
+    items = request.body.get("input") if isinstance(request.body, dict) else None
+    return [i for i in items or [] if isinstance(i, dict)]
+
+
+def _is_prompt(item: dict[str, Any]) -> bool:
+    """A user message the user wrote (not the environment context Codex adds as a user message)."""
+    if item.get("type", "message") != "message" or item.get("role") != "user":
+        return False
+    return not _text(item.get("content")).lstrip().startswith(CONTEXT_TAGS)
+
+
+def prompts(request: FakeRequest) -> list[str]:
+    return [_text(i.get("content")) for i in _items(request) if _is_prompt(i)]
+
+
+def outputs_since_prompt(request: FakeRequest) -> list[str]:
+    """The tool outputs after the last user prompt, oldest first."""
+    items = _items(request)
+    last = max((n for n, i in enumerate(items) if _is_prompt(i)), default=-1)
+    out = []
+    for item in items[last + 1 :]:
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            out.append(output if isinstance(output, str) else _text(output) or json.dumps(output))
+    return out
+
+
+def shell(request: FakeRequest, command: str) -> Reply:
+    """A call of whichever shell tool Codex offers, with that tool's argument shape."""
+    if "exec_command" in request.tools:
+        return Reply(tool_calls=[ToolCall(name="exec_command", arguments={"cmd": command})])
+    if "shell_command" in request.tools:
+        return Reply(tool_calls=[ToolCall(name="shell_command", arguments={"command": command})])
+    if "shell" in request.tools:
+        return Reply(tool_calls=[ToolCall(name="shell", arguments={"command": ["bash", "-lc", command]})])
+    raise RuntimeError(f"Codex offered no shell tool: {request.tools}")
+
+
+def respond(request: FakeRequest) -> Reply | None:
+    said = prompts(request)
+    if not said:
+        return None
+    first, last = said[0], said[-1]
+    results = outputs_since_prompt(request)
+    # agent.conversation/v1: remember, then recall
+    if "code word I gave you" in last:
+        word = re.search(r"code word for later in our conversation: (\w+)", first)
+        return Reply(text=word.group(1) if word else "I do not remember.")
+    if "remember this code word" in last:
+        return Reply(text="Noted; I have it.")
+    # agent.workspace/v1 write-file
+    wanted = re.search(r"create the file (\S+\.txt).*?nothing else:\s*\n\n(\S+)", last, re.S)
+    if wanted:
+        path, token = wanted.group(1), wanted.group(2)
+        if not results:
+            folder = path.rsplit("/", 1)[0]
+            return shell(request, f"mkdir -p {shlex.quote(folder)} && printf '%s\\n' {shlex.quote(token)} > {shlex.quote(path)}")
+        return Reply(text=f"Created {path}.")
+    # agent.workspace/v1 fix-bug
+    if "ledger.py" in last and "README.md" in last:
+        if len(results) == 0:
+            return shell(request, "cat README.md")
+        if len(results) == 1:
+            return shell(request, "cat ledger.py")
+        if len(results) == 2:
+            charge = re.search(r"handling charge of\s+(\d+)", results[0])
+            wrong = re.search(r"return sum\(prices\) \+ (\d+)", results[1])
+            if not (charge and wrong):
+                return Reply(text="I could not read README.md and ledger.py.")
+            return shell(request, f"sed -i 's/return sum(prices) + {wrong.group(1)}$/return sum(prices) + {charge.group(1)}/' ledger.py")
+        return Reply(text="Fixed the handling charge in ledger.py.")
+    # agent.task/v1: the one word, alone
+    for pattern in (r"nothing else: (\w+)\s*$", r"formatting\.\n\n(\w+)\s*$", r"The word is (\w+)\."):
+        found = re.search(pattern, last)
+        if found:
+            return Reply(text=found.group(1))
+    return None
+
+
+def respond_wrongly(request: FakeRequest) -> Reply:
+    return Reply(text="I would rather not.")
