@@ -47,7 +47,8 @@ def test_a_model_only_agent_proves_the_task_port_and_no_other(env, fake_model, c
     assert ports["agent.task/v1"]["proven"] and ports["agent.task/v1"]["passed"] == "3/3"
     assert not ports["agent.workspace/v1"]["proven"]  # it has no tools: no file is ever written
     assert not ports["agent.conversation/v1"]["proven"]  # it keeps no history: turn 2 finds nothing
-    assert ports["agent.tools/v1"]["skipped"] and ports["agent.browser/v1"]["skipped"]
+    assert not ports["agent.tools/v1"]["proven"]  # it offers the model no tools: nothing reaches the office
+    assert ports["agent.browser/v1"]["skipped"]
     proven = json.loads((catalogue / "agents" / "scripted" / "agent.json").read_text())["proven"]
     assert set(proven) == {"agent.task/v1"}
     record = proven["agent.task/v1"]

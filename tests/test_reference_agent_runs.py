@@ -37,7 +37,12 @@ def test_the_reference_agent_proves_task_workspace_and_conversation(world):
     result = run_cli(["conform", "reference", *model_args(fake), "--json"], env)
     assert result.code == 0, result.output
     ports = {r["port"]: r for r in json.loads(result.stdout)}
-    assert {p for p, r in ports.items() if r["proven"]} == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    assert {p for p, r in ports.items() if r["proven"]} == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}
+    tools = ports["agent.tools/v1"]
+    assert tools["kit_version"] == 2 and tools["passed"] == "2/2"
+    assert {name: skill["ok"] for name, skill in tools["skills"].items()} == {"decoys": True, "chain": True, "retry": True}
+    log = Path(env["NULLIUS_JOBS_DIR"]) / tools["job"] / "chain" / "verifier" / "mcp-calls.jsonl"
+    assert [json.loads(line)["tool"] for line in log.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
     workspace_job = Path(env["NULLIUS_JOBS_DIR"]) / ports["agent.workspace/v1"]["job"]
     steps = json.loads((workspace_job / "fix-bug" / "agent" / "trajectory.json").read_text())["steps"]
     calls = [s["tool_calls"][0]["function_name"].split()[0] for s in steps if s.get("tool_calls")]
@@ -46,7 +51,8 @@ def test_the_reference_agent_proves_task_workspace_and_conversation(world):
     assert "reference" in json.loads(fit.stdout)["fits"]
     listed = json.loads(run_cli(["list", "--json"], env).stdout)
     reference = next(a for a in listed["agents"] if a["ref"] == "reference")
-    assert set(reference["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    assert set(reference["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}
+    assert reference["offers"]["agent.tools/v1"]["skills"] == ["chain", "decoys", "retry"]
     assert reference["source"] == "user catalogue"
 
 

@@ -81,6 +81,9 @@ def _effort(body: dict[str, Any]) -> Any:
         return reasoning["effort"]
     if "reasoning_effort" in body:
         return body["reasoning_effort"]
+    output = body.get("output_config")
+    if isinstance(output, dict) and "effort" in output:  # Anthropic's effort
+        return output["effort"]
     thinking = body.get("thinking")
     return thinking.get("budget_tokens") if isinstance(thinking, dict) else None
 

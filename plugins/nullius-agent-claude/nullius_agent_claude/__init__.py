@@ -1,0 +1,1 @@
+"""Claude Agent ACP as a Nullius plugin: it ships the catalogue entry `agents/claude`."""
