@@ -258,7 +258,7 @@ def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
 
 @click.command("conform")
 @click.argument("participant", metavar="KEY[@VERSION]")
-@click.option("--model", required=True, help="The model the agent is given; its proofs name it.")
+@click.option("--model", help="The model the agent is given; its proofs name it. A capability whose kit reads no model needs none.")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each check K times; a check holds when a majority pass.")
 @click.option("--option", "agent_options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's. Repeatable.")
 @click.option("--port", "ports", multiple=True, help="Prove only this port. Repeatable.")

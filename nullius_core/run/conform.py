@@ -31,7 +31,7 @@ from nullius_core.session import Session
 @attrs.frozen(kw_only=True)
 class ConformRequest:
     participant: str
-    model: str
+    model: str | None
     jobs_dir: Path
     repeat: int = 1
     agent_options: dict[str, str] = attrs.field(factory=dict)
