@@ -59,7 +59,8 @@ def test_installing_the_template_adds_its_benchmark(nullius_env, installed):
 
 def test_fit_json_and_an_unknown_benchmark(env_good):
     data = json.loads(run_cli(["fit", "fixture-tools", "--json"], env_good).stdout)
-    assert data["fits"] == ["fixture-old", "fixture-proven", "fixture-versions@2.0.0"]
+    assert {"fixture-old", "fixture-proven", "fixture-versions@2.0.0"} <= set(data["fits"])
+    assert not {"fixture-noskill", "fixture-notools", "fixture-failed"} & set(data["fits"])
     refused = {r["participant"]: r["reasons"] for r in data["refused"]}
     assert refused["fixture-noskill"] == ["skill decoys of agent.tools/v1 not shown"]
     assert refused["fixture-notools"] == ["missing port agent.tools/v1"]

@@ -21,7 +21,9 @@ def test_nullius_check_and_list(nullius_cli):
     listed = nullius_cli("list", "--json")
     assert listed.code == 0, listed.output
     (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "claude"]
-    assert agent["offers"] == {}  # nothing proven until `nullius conform`
+    # the proofs shipped were made against the fake model, and say so
+    assert set(agent["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    assert {o["model"] for o in agent["offers"].values()} == {"fake-claude"}
 
 
 def test_the_definition():
@@ -29,7 +31,7 @@ def test_the_definition():
     assert DEFINITION["upstream"] == {"npm": "@zed-industries/claude-agent-acp", "version": "0.23.1"}
     assert DEFINITION["install"] == {"npm": ["@zed-industries/claude-agent-acp@0.23.1"]}
     assert DEFINITION["start"] == ["{install}/node_modules/.bin/claude-agent-acp"]
-    assert "proven" not in DEFINITION
+    assert {p["model"] for p in DEFINITION["proven"].values()} == {"fake-claude"}
     model = DEFINITION["model"]
     assert model["api"] == "anthropic" and "side_models" not in model  # every call Claude Code made was the run's model
     env = model["env"]

@@ -89,7 +89,7 @@ def test_the_definition_and_the_catalogue(world):
     assert DEFINITION["install"] == {"npm": ["@zed-industries/codex-acp@0.16.0"]}
     assert DEFINITION["start"] == ["{install}/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"]
     assert DEFINITION["model"]["api"] == "openai-responses"
-    assert "proven" not in DEFINITION
+    assert {p["model"] for p in DEFINITION["proven"].values()} == {"fake-codex"}  # proofs made against the fake model
     effort = DEFINITION["options"]["reasoning_effort"]
     assert effort["default"] == "medium" and {"low", "medium", "high"} <= set(effort["values"])
     checked = run_cli(["check", str(plugin.CATALOGUE)], env)

@@ -22,14 +22,16 @@ def test_nullius_check_and_list(nullius_cli):
     listed = nullius_cli("list", "--json")
     assert listed.code == 0, listed.output
     (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "reference"]
-    assert agent["offers"] == {}  # nothing proven until `nullius conform`
+    # the proofs shipped were made against the fake model, and say so
+    assert set(agent["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}
+    assert {o["model"] for o in agent["offers"].values()} == {"fake-model"}
 
 
 def test_the_definition():
     assert DEFINITION["upstream"] == {"pypi": "nullius-agent-reference", "version": "0.1.0"}
     assert DEFINITION["start"] == ["{install}/.venv/bin/python", "{here}/agent.py"]
     assert DEFINITION["model"]["api"] == "openai-chat"
-    assert "proven" not in DEFINITION
+    assert {p["model"] for p in DEFINITION["proven"].values()} == {"fake-model"}
     assert DEFINITION["options"]["reasoning_effort"]["default"] == "default"
 
 

@@ -43,7 +43,7 @@ def test_the_definition():
     assert DEFINITION["start"] == ["{install}/.venv/bin/python", "{here}/capability.py"]
     assert DEFINITION["options"]["top_k"] == {
         "summary": "how many sessions a recall returns", "values": ["1", "2", "3", "5"], "default": "2"}
-    assert "proven" not in DEFINITION
+    assert set(DEFINITION["proven"]) == {"cap.memory/v1"}  # proven by its kit, which reads no model
 
 
 def test_capability_is_in_the_catalogue(nullius_session):
@@ -59,7 +59,7 @@ def test_nullius_check_and_list(nullius_cli):
     listed = nullius_cli("list", "--json")
     assert listed.code == 0, listed.output
     (capability,) = [c for c in json.loads(listed.stdout)["capabilities"] if c["ref"] == "bm25"]
-    assert capability["offers"] == {}  # nothing proven until `nullius conform`
+    assert set(capability["offers"]) == {"cap.memory/v1"}
 
 
 def test_the_package_ships_the_capability():
