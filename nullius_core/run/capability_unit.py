@@ -8,7 +8,6 @@ reads only the port's fields.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ from nullius_core.fsutil import append_line
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError, DriverLaunch
-from nullius_core.run.prepare import Prepared, fill, machine_python
-from nullius_core.run.secrets import without_secrets
+from nullius_core.run.prepare import Prepared, fill, machine_python, process_env
 
 CAPABILITY_SECONDS = 300.0
 
@@ -44,9 +42,7 @@ def launch(prepared: Prepared, trial: TrialDir) -> DriverLaunch:
     argv = [fill(a, slots) for a in resolved.start]
     if argv and argv[0] in ("python3", "python"):
         argv[0] = str(machine_python())
-    env = without_secrets(os.environ)
-    for key in [k for k in env if k.startswith("NULLIUS_")] + ["VIRTUAL_ENV", "PYTHONPATH"]:
-        env.pop(key, None)
+    env = process_env()
     env.update({k: fill(v, slots) for k, v in resolved.env.items()})
     env.update({f"NULLIUS_OPTION_{k.upper()}": v for k, v in capability.options.items()})
     env["PYTHONUNBUFFERED"] = "1"

@@ -201,6 +201,15 @@ def check_host(bench: ResolvedBenchmark) -> None:
     raise RunRefused(f"{bench.ref} needs {', '.join(missing)} on PATH ({host.summary}){hint}")
 
 
+def process_env() -> dict[str, Any]:
+    """The environment of a driver or capability: the machine's, without secrets or Nullius's own venv."""
+    env: dict[str, Any] = without_secrets(os.environ)
+    for key in [k for k in env if k.startswith("NULLIUS_")] + ["VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH"]:
+        env.pop(key, None)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not _inside_own_env(p))
+    return env
+
+
 def _inside_own_env(folder: str) -> bool:
     """A PATH entry of the virtual environment Nullius itself runs in."""
     if sys.prefix == sys.base_prefix or not folder:
@@ -244,10 +253,7 @@ def driver_launch(
     unfilled = [a for a in argv if "{install}" in a]
     if unfilled:
         raise RunRefused(f"{bench.ref}: driver.command names {{install}} but driver.install is not set")
-    env: dict[str, Any] = without_secrets(os.environ)
-    for key in [k for k in env if k.startswith("NULLIUS_")] + ["VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH"]:
-        env.pop(key, None)
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not _inside_own_env(p))
+    env = process_env()
     env.update(
         NULLIUS_DATASET=str(dataset_file) if dataset_file else "",
         NULLIUS_UPSTREAM=str(clone) if clone else "",
