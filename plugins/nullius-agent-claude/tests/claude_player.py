@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
+from nullius_core.testing.kits import tools_kit_move
 
 SIDE_TEXT = "Nullius kit"
 LINE_NUMBER = re.compile(r"^[ ]*\d+(?:→|\t)", re.M)
@@ -97,6 +98,12 @@ def respond(request: FakeRequest) -> Reply | None:
     if not prompts:
         return Reply(text=SIDE_TEXT)
     last = prompts[-1]
+    if any(name.startswith("mcp__office__") for name in request.tools):  # agent.tools/v1: the office's MCP tools
+        move = tools_kit_move(prompts[0], [text for _, _, text in results])
+        if move is not None:
+            if move.tool is not None:
+                return _tool("mcp__office__" + move.tool, **move.arguments)
+            return Reply(text=move.answer)
     failed = [text for _, is_error, text in results if is_error]
     if failed:  # say what went wrong, so the check fails with Claude Code's own words in the transcript
         return Reply(text="A tool failed: " + failed[-1][:500])

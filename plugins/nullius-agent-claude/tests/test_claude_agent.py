@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 PLAYER = HERE / "claude_player.py"
 KEY = "sk-ant-test-held-by-the-relay-0123456789abcdef"
 MODEL = "fake-claude"
-PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}  # the kits claude_player.py plays
+PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}  # the kits claude_player.py plays
 CONFORM_SECONDS = 600  # the first run installs from the npm registry
 
 
@@ -95,6 +95,10 @@ def test_claude_proves_task_workspace_and_conversation(world):
     assert {p for p, r in ports.items() if r["proven"]} == PORTS, rows
     for port in PORTS:  # the proofs name the fake model, so nobody takes them for a real model's
         assert ports[port]["model"] == MODEL and ports[port]["version"] == "0.23.1", ports[port]
+    # Claude Code really called the kit's MCP tools: every skill shown, the chain's three hops in the log
+    assert {name: skill["ok"] for name, skill in ports["agent.tools/v1"]["skills"].items()} == {"decoys": True, "chain": True, "retry": True}
+    chain_log = Path(world[0]["NULLIUS_JOBS_DIR"]) / ports["agent.tools/v1"]["job"] / "chain" / "verifier" / "mcp-calls.jsonl"
+    assert [json.loads(line)["tool"] for line in chain_log.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
     assert "stage=install agent=claude/0.23.1" in stderr
 
     jobs = Path(env["NULLIUS_JOBS_DIR"])

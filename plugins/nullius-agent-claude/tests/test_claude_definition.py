@@ -22,7 +22,7 @@ def test_nullius_check_and_list(nullius_cli):
     assert listed.code == 0, listed.output
     (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "claude"]
     # the proofs shipped were made against the fake model, and say so
-    assert set(agent["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}
+    assert set(agent["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}
     assert {o["model"] for o in agent["offers"].values()} == {"fake-claude"}
 
 

@@ -1,0 +1,61 @@
+"""How a capable model plays Nullius's tools kit, whatever API it speaks: for plugin authors' fake-model scripts.
+
+`tools_kit_move(first_prompt, tool_results)` reads the kit's prompt and the
+office tools' results so far and says the next move: a call of one of the
+office's tools, or the final answer. A script for an agent wraps it in that
+agent's API and tool names (the reference agent and Claude Code name the
+office's tools `mcp__office__<tool>`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Move:
+    tool: str | None = None  # a call of this office tool ...
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    answer: str | None = None  # ... or the final answer
+
+
+def _code(text: str) -> str:
+    found = re.search(r"[A-Z]{2}-\d{6}", text)
+    return found.group(0) if found else text.strip()
+
+
+def tools_kit_move(first: str, results: list[str]) -> Move | None:
+    """The next move in one of the tools kit's five checks, or None when `first` is not one of its prompts."""
+    n, last = len(results), (results[-1] if results else "")
+    if "dispatch passphrase" in first:  # one-tool
+        return Move("dispatch_passphrase") if n == 0 else Move(answer=last.split(": ")[-1].strip())
+    found = re.search(r"weighing (\d+) kg to (\w+)", first)
+    if found:  # arguments: a string and an integer
+        if n == 0:
+            return Move("rate_quote", {"destination": found.group(2), "weight_kg": int(found.group(1))})
+        return Move(answer=_code(last))
+    parcel = re.search(r"[Pp]arcel (P-\d{7})", first)
+    if parcel and "radio call sign" in first:  # chain: three hops, each output the next one's input
+        if n == 0:
+            return Move("locate_parcel", {"parcel_id": parcel.group(1)})
+        if n == 1:
+            return Move("shift_lead", {"depot_code": re.search(r"[A-Z]{3}-\d{2}", last).group(0)})
+        if n == 2:
+            return Move("radio_call_sign", {"staff_id": re.search(r"S-\d{5}", last).group(0)})
+        return Move(answer=last.split(": ")[-1].strip())
+    if parcel:  # decoys: the right document among look-alikes
+        kinds = {"customs": "customs_declaration", "insurance": "insurance_certificate", "receipt": "delivery_receipt", "return": "return_authorisation"}
+        tool = next(t for k, t in kinds.items() if k in first.split("Find")[1])
+        return Move(tool, {"parcel_id": parcel.group(1)}) if n == 0 else Move(answer=_code(last))
+    booking = re.search(r"at depot (\S+) for (\d\d)/(\d\d)/(\d{4})", first)
+    if booking:  # retry: the first call is refused, the second corrected
+        depot, day, month, year = booking.groups()
+        if n == 0:
+            return Move("book_collection", {"depot_code": depot, "date": f"{day}/{month}/{year}"})
+        if n == 1:
+            return Move("book_collection", {"depot_code": depot.upper(), "date": f"{year}-{month}-{day}"})
+        return Move(answer=_code(last))
+    return None
