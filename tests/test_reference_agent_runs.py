@@ -82,3 +82,34 @@ def test_reference_runs_gsm8k_and_humaneval_into_jobs_harbor_reads(world):
         assert report["ok"] and report["checked"]["trajectories"] == 3, report["errors"][:3]
     first = json.loads((jobs / "ref-gsm8k" / "u0000" / "verifier" / "score.json").read_text())
     assert first["passed"] is True  # the first problem's answer is 18
+
+
+def test_a_run_cancelled_mid_turn_leaves_no_agent_and_no_mcp_server(world):
+    import signal
+    import sys
+    import time
+
+    env, fake, root = world
+    fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 60}}})
+    args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.tools/v1"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ours() -> list[str]:
+        table = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout
+        return [line for line in table.splitlines() if str(root) in line and ("mcp_kit.py" in line or "reference/agent.py" in line)]
+
+    try:
+        deadline = time.monotonic() + 300  # the kit's environment may be installed first
+        while time.monotonic() < deadline and not any("mcp_kit.py" in line for line in ours()):
+            time.sleep(0.2)
+        assert any("mcp_kit.py" in line for line in ours()), "the kit's MCP server never started"
+        time.sleep(1)  # the turn is under way: the model's first byte is a minute off
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and ours():
+        time.sleep(0.2)
+    assert ours() == []

@@ -116,7 +116,8 @@ class Relay:
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept-Encoding"),
         )
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # at the end of a run, calls still waiting on the provider are cut, not waited for
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)
         await site.start()
