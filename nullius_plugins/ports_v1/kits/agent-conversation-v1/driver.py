@@ -31,12 +31,14 @@ Standard library only; logs go to stderr.
 """
 
 import hashlib
-import json
 import os
 import re
 import secrets
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["recall-turn-1"]
@@ -74,16 +76,7 @@ def made_up_word(seed, label):
 
 
 def check_request(request):
-    dataset = request.get("dataset", DATASET)
-    if dataset != DATASET:
-        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-    unit = request.get("unit")
-    if unit not in CHECKS:
-        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
-    directory = request.get("dir")
-    if not isinstance(directory, str) or not directory:
-        raise ValueError("expected dir, the unit's workspace, as a string")
-    return unit, os.path.normpath(directory)
+    return kitlib.check_request(request, CHECKS, DATASET)
 
 
 def state_of(request):
@@ -172,15 +165,7 @@ def handle(request):
 
 
 def main():
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            reply = handle(json.loads(line))
-        except Exception as exc:  # the op's error goes back to Nullius, which records it
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+    kitlib.serve(handle)
 
 
 if __name__ == "__main__":

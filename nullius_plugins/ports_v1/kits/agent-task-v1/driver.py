@@ -12,11 +12,13 @@ case-sensitively. Standard library only; logs go to stderr.
 """
 
 import hashlib
-import json
 import os
 import secrets
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["word-1", "word-2", "word-3"]
@@ -76,16 +78,7 @@ def normalise(text):
 
 
 def check_request(request):
-    dataset = request.get("dataset", DATASET)
-    if dataset != DATASET:
-        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-    unit = request.get("unit")
-    if unit not in CHECKS:
-        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
-    directory = request.get("dir")
-    if not isinstance(directory, str) or not directory:
-        raise ValueError("expected dir, the unit's workspace, as a string")
-    return unit, os.path.normpath(directory)
+    return kitlib.check_request(request, CHECKS, DATASET)
 
 
 def state_of(request):
@@ -144,15 +137,7 @@ def handle(request):
 
 
 def main():
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            reply = handle(json.loads(line))
-        except Exception as exc:  # the op's error goes back to Nullius, which records it
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+    kitlib.serve(handle)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ import sys
 import tempfile
 from collections import OrderedDict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kitlib  # noqa: E402 - the kits' shared module, beside them
+
 DATASET = "checks"
 CHECKS = ["write-file", "fix-bug"]
 KEEP = 64  # setups remembered at most; one driver serves one unit at a time
@@ -381,15 +384,7 @@ def handle(request):
 
 
 def main():
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            reply = handle(json.loads(line))
-        except Exception as exc:  # the op's error goes back to Nullius, which records it
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+    kitlib.serve(handle)
 
 
 if __name__ == "__main__":

@@ -41,12 +41,14 @@ Standard library only; logs go to stderr.
 """
 
 import datetime
-import json
 import os
 import random
 import secrets
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["recall-fact"]
@@ -310,15 +312,7 @@ def handle(request):
 
 
 def main():
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            reply = handle(json.loads(line))
-        except Exception as exc:  # the op's error goes back to Nullius, which records it
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+    kitlib.serve(handle)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+"""What every kit's driver shares: the JSON-lines loop and the check of a unit's request.
+
+Kit drivers run on the machine's python3 (or a kit's own environment), never
+in Nullius's process, so this is a plain module beside them, imported by path.
+"""
+
+import json
+import os
+import sys
+
+
+def check_request(request, checks, dataset="checks"):
+    """(unit, workspace) of a request for one of `checks`, or a ValueError saying what is wrong."""
+    asked = request.get("dataset", dataset)
+    if asked != dataset:
+        raise ValueError(f"unknown dataset {asked!r}: this kit has only {dataset!r}")
+    unit = request.get("unit")
+    if unit not in checks:
+        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(checks)}")
+    directory = request.get("dir")
+    if not isinstance(directory, str) or not directory:
+        raise ValueError("expected dir, the unit's workspace, as a string")
+    return unit, os.path.normpath(directory)
+
+
+def serve(handle):
+    """One JSON request per line in, one reply per line out; an op's error goes back as its reply."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = handle(json.loads(line))
+        except Exception as exc:  # the op's error goes back to Nullius, which records it
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
