@@ -4,9 +4,28 @@ Kit drivers run on the machine's python3 (or a kit's own environment), never
 in Nullius's process, so this is a plain module beside them, imported by path.
 """
 
+import hashlib
 import json
 import os
 import sys
+
+# Made-up words: three consonant-vowel syllables and a closing consonant.
+ONSETS = "b d f g k l m n p r s t v z".split()
+VOWELS = "a e i o u".split()
+CODAS = "k l m n r s t".split()
+
+
+def made_up_word(seed, label):
+    """A word drawn from the seed and a label: 2.4 million of them, none a real word's guess."""
+    digest = hashlib.sha256(f"{seed}/{label}".encode()).digest()
+    n = int.from_bytes(digest[:8], "big")
+    parts = []
+    for _ in range(3):
+        n, onset = divmod(n, len(ONSETS))
+        n, vowel = divmod(n, len(VOWELS))
+        parts.append(ONSETS[onset] + VOWELS[vowel])
+    n, coda = divmod(n, len(CODAS))
+    return "".join(parts) + CODAS[coda]
 
 
 def check_request(request, checks, dataset="checks"):

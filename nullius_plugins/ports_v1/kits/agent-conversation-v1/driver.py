@@ -30,7 +30,6 @@ was never called, fails with that said in the detail.
 Standard library only; logs go to stderr.
 """
 
-import hashlib
 import os
 import re
 import secrets
@@ -45,9 +44,6 @@ CHECKS = ["recall-turn-1"]
 KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 ROLES = ("user", "agent")
 
-ONSETS = "b d f g k l m n p r s t v z".split()
-VOWELS = "a e i o u".split()
-CODAS = "k l m n r s t".split()
 
 FIRST = (
     "Please remember this code word for later in our conversation: {word}. "
@@ -61,18 +57,6 @@ _STATE = OrderedDict()
 def log(*parts):
     print("[agent-conversation-v1]", *parts, file=sys.stderr, flush=True)
 
-
-def made_up_word(seed, label):
-    """Three consonant-vowel syllables and a closing consonant, all from the seed: 2.4 million words."""
-    digest = hashlib.sha256(f"{seed}/{label}".encode()).digest()
-    n = int.from_bytes(digest[:8], "big")
-    parts = []
-    for _ in range(3):
-        n, onset = divmod(n, len(ONSETS))
-        n, vowel = divmod(n, len(VOWELS))
-        parts.append(ONSETS[onset] + VOWELS[vowel])
-    n, coda = divmod(n, len(CODAS))
-    return "".join(parts) + CODAS[coda]
 
 
 def check_request(request):
@@ -89,7 +73,7 @@ def state_of(request):
 def setup(request):
     key = check_request(request)
     seed = secrets.token_hex(16)
-    word = made_up_word(seed, "code-word")
+    word = kitlib.made_up_word(seed, "code-word")
     _STATE.pop(key, None)
     _STATE[key] = {"seed": seed, "word": word, "asked": False, "reference": False}
     while len(_STATE) > KEEP:

@@ -11,7 +11,6 @@ of surrounding quotes or backticks and of a trailing period, is the word,
 case-sensitively. Standard library only; logs go to stderr.
 """
 
-import hashlib
 import os
 import secrets
 import sys
@@ -24,9 +23,6 @@ DATASET = "checks"
 CHECKS = ["word-1", "word-2", "word-3"]
 KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 
-ONSETS = "b d f g k l m n p r s t v z".split()
-VOWELS = "a e i o u".split()
-CODAS = "k l m n r s t".split()
 
 PROMPTS = {
     "word-1": "Reply with exactly this word and nothing else: {word}",
@@ -49,18 +45,6 @@ _STATE = OrderedDict()
 def log(*parts):
     print("[agent-task-v1]", *parts, file=sys.stderr, flush=True)
 
-
-def made_up_word(seed, label):
-    """Three consonant-vowel syllables and a closing consonant, all from the seed: 2.4 million words."""
-    digest = hashlib.sha256(f"{seed}/{label}".encode()).digest()
-    n = int.from_bytes(digest[:8], "big")
-    parts = []
-    for _ in range(3):
-        n, onset = divmod(n, len(ONSETS))
-        n, vowel = divmod(n, len(VOWELS))
-        parts.append(ONSETS[onset] + VOWELS[vowel])
-    n, coda = divmod(n, len(CODAS))
-    return "".join(parts) + CODAS[coda]
 
 
 def normalise(text):
@@ -91,7 +75,7 @@ def state_of(request):
 def setup(request):
     key = check_request(request)
     seed = secrets.token_hex(16)
-    word = made_up_word(seed, key[0])
+    word = kitlib.made_up_word(seed, key[0])
     _STATE.pop(key, None)
     _STATE[key] = {"seed": seed, "word": word}
     while len(_STATE) > KEEP:

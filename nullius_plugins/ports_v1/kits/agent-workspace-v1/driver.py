@@ -42,9 +42,6 @@ DATASET = "checks"
 CHECKS = ["write-file", "fix-bug"]
 KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 
-ONSETS = "b d f g k l m n p r s t v z".split()
-VOWELS = "a e i o u".split()
-CODAS = "k l m n r s t".split()
 
 MODULE = "ledger.py"
 FUNCTION = "total"
@@ -115,17 +112,6 @@ def digest_of(seed, label):
     return hashlib.sha256(f"{seed}/{label}".encode()).digest()
 
 
-def made_up_word(seed, label):
-    """Three consonant-vowel syllables and a closing consonant, all from the seed: 2.4 million words."""
-    n = int.from_bytes(digest_of(seed, label)[:8], "big")
-    parts = []
-    for _ in range(3):
-        n, onset = divmod(n, len(ONSETS))
-        n, vowel = divmod(n, len(VOWELS))
-        parts.append(ONSETS[onset] + VOWELS[vowel])
-    n, coda = divmod(n, len(CODAS))
-    return "".join(parts) + CODAS[coda]
-
 
 def numbers(seed, label, count, low, high):
     """`count` integers in [low, high], from the seed."""
@@ -141,7 +127,7 @@ def numbers(seed, label, count, low, high):
 def draw(unit):
     seed = secrets.token_hex(16)
     if unit == "write-file":
-        word = made_up_word(seed, "path")
+        word = kitlib.made_up_word(seed, "path")
         token = "NLS-" + digest_of(seed, "token").hex()[:12].upper()
         return {"seed": seed, "path": f"notes/{word}.txt", "word": word, "token": token}
     charge, wrong = numbers(seed, "charges", 2, 20, 99)
