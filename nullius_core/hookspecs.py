@@ -149,8 +149,8 @@ def nullius_register_agent_protocols(registry: AgentProtocolRegistry) -> None:
     """Register agent protocols: how Nullius talks to an agent (ACP, the Agent Client Protocol).
 
     Called once per session, when a run or a conformance check starts its
-    first agent. Not firstresult: every plugin is called. An agent definition
-    names its protocol (``"protocol"``, default ``"acp"``).
+    first agent. Not firstresult: every plugin is called. Runs use ``"acp"``
+    today; a registered protocol is listed by ``nullius plugins``.
 
     :param registry: call ``registry.add(AgentProtocolSpec(name=..., summary=...,
         factory=...))``; ``factory()`` gives an object with
@@ -209,7 +209,7 @@ def nullius_unit_finished(event: UnitFinished) -> None:
 
     :param event: ``nullius_core.run.events.UnitFinished``: the trial's name
         and folder, its unit and attempt, its outcome (``passed``,
-        ``failed``, ``scored``, ``error``, ``cancelled``), reward, the
+        ``failed``, ``scored``, ``error``, ``rate_limited``, ``cancelled``), reward, the
         exception type when it errored, and how long it took.
 
     .. versionadded:: 0.1

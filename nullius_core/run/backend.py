@@ -26,6 +26,9 @@ class Backend(Protocol):
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace: ...
 
+    async def start_agent(self, launch: Any) -> Any:
+        """Start an agent (`nullius_core.run.agent.AgentLaunch`) as an `AgentProcess` whose group can be ended whole."""
+
     async def close(self) -> None: ...
 
 
