@@ -28,11 +28,15 @@ def made_up_word(seed, label):
     return "".join(parts) + CODAS[coda]
 
 
-def check_request(request, checks, dataset="checks"):
-    """(unit, workspace) of a request for one of `checks`, or a ValueError saying what is wrong."""
+def check_dataset(request, dataset="checks"):
     asked = request.get("dataset", dataset)
     if asked != dataset:
         raise ValueError(f"unknown dataset {asked!r}: this kit has only {dataset!r}")
+
+
+def check_request(request, checks, dataset="checks"):
+    """(unit, workspace) of a request for one of `checks`, or a ValueError saying what is wrong."""
+    check_dataset(request, dataset)
     unit = request.get("unit")
     if unit not in checks:
         raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(checks)}")
@@ -42,13 +46,26 @@ def check_request(request, checks, dataset="checks"):
     return unit, os.path.normpath(directory)
 
 
-def serve(handle):
+def dispatch(request, ops, checks, dataset="checks"):
+    """The reply to one request: `units` lists `checks`; any other op goes to its function in `ops`."""
+    if not isinstance(request, dict):
+        raise ValueError("expected a JSON object")
+    op = request.get("op")
+    if op == "units":
+        check_dataset(request, dataset)
+        return {"units": list(checks)}
+    if op not in ops:
+        return {"error": f"unknown op {op!r}"}
+    return ops[op](request)
+
+
+def serve(ops, checks, dataset="checks"):
     """One JSON request per line in, one reply per line out; an op's error goes back as its reply."""
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            reply = handle(json.loads(line))
+            reply = dispatch(json.loads(line), ops, checks, dataset)
         except Exception as exc:  # the op's error goes back to Nullius, which records it
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(reply) + "\n")

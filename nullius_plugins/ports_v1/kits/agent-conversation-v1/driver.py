@@ -128,28 +128,8 @@ def oracle(request):
     return {"answer": state["word"]}
 
 
-def handle(request):
-    if not isinstance(request, dict):
-        raise ValueError("expected a JSON object")
-    op = request.get("op")
-    if op == "units":
-        dataset = request.get("dataset", DATASET)
-        if dataset != DATASET:
-            raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-        return {"units": list(CHECKS)}
-    if op == "setup":
-        return setup(request)
-    if op == "turn":
-        return turn(request)
-    if op == "oracle":
-        return oracle(request)
-    if op == "score":
-        return score(request)
-    return {"error": f"unknown op {op!r}"}
-
-
 def main():
-    kitlib.serve(handle)
+    kitlib.serve({"setup": setup, "turn": turn, "oracle": oracle, "score": score}, CHECKS, DATASET)
 
 
 if __name__ == "__main__":

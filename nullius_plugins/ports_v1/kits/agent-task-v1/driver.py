@@ -102,26 +102,12 @@ def score(request):
     return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}
 
 
-def handle(request):
-    if not isinstance(request, dict):
-        raise ValueError("expected a JSON object")
-    op = request.get("op")
-    if op == "units":
-        dataset = request.get("dataset", DATASET)
-        if dataset != DATASET:
-            raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-        return {"units": list(CHECKS)}
-    if op == "setup":
-        return setup(request)
-    if op == "oracle":
-        return {"answer": state_of(request)["word"]}
-    if op == "score":
-        return score(request)
-    return {"error": f"unknown op {op!r}"}
+def oracle(request):
+    return {"answer": state_of(request)["word"]}
 
 
 def main():
-    kitlib.serve(handle)
+    kitlib.serve({"setup": setup, "oracle": oracle, "score": score}, CHECKS, DATASET)
 
 
 if __name__ == "__main__":

@@ -139,18 +139,10 @@ def draw(unit):
 
 
 def check_request(request):
-    dataset = request.get("dataset", DATASET)
-    if dataset != DATASET:
-        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-    unit = request.get("unit")
-    if unit not in CHECKS:
-        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
-    directory = request.get("dir")
-    if not isinstance(directory, str) or not directory:
-        raise ValueError("expected dir, the unit's workspace, as a string")
+    unit, directory = kitlib.check_request(request, CHECKS, DATASET)
     if not os.path.isdir(directory):
         raise ValueError(f"the workspace {directory} is not a folder")
-    return unit, os.path.normpath(directory)
+    return unit, directory
 
 
 def state_of(request):
@@ -351,26 +343,8 @@ def score(request):
     return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}
 
 
-def handle(request):
-    if not isinstance(request, dict):
-        raise ValueError("expected a JSON object")
-    op = request.get("op")
-    if op == "units":
-        dataset = request.get("dataset", DATASET)
-        if dataset != DATASET:
-            raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-        return {"units": list(CHECKS)}
-    if op == "setup":
-        return setup(request)
-    if op == "oracle":
-        return oracle(request)
-    if op == "score":
-        return score(request)
-    return {"error": f"unknown op {op!r}"}
-
-
 def main():
-    kitlib.serve(handle)
+    kitlib.serve({"setup": setup, "oracle": oracle, "score": score}, CHECKS, DATASET)
 
 
 if __name__ == "__main__":
