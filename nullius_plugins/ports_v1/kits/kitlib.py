@@ -1,4 +1,4 @@
-"""What every kit's driver shares: the JSON-lines loop and the check of a unit's request.
+"""What every kit's driver shares: the JSON-lines loop, the check of a unit's request, its setups, the answer's normal form.
 
 Kit drivers run on the machine's python3 (or a kit's own environment), never
 in Nullius's process, so this is a plain module beside them, imported by path.
@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import sys
+from collections import OrderedDict
 
 # Made-up words: three consonant-vowel syllables and a closing consonant.
 ONSETS = "b d f g k l m n p r s t v z".split()
@@ -28,13 +29,50 @@ def made_up_word(seed, label):
     return "".join(parts) + CODAS[coda]
 
 
+# Quotes an agent may wrap a one-word answer in.
+QUOTES = [('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019")]
+
+
+def normalise(text, pairs=QUOTES):
+    """The answer as compared: trimmed, surrounding `pairs` and a trailing period removed."""
+    s = text.strip()
+    while True:
+        before = s
+        if s.endswith("."):
+            s = s[:-1].rstrip()
+        for left, right in pairs:
+            if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
+                s = s[len(left):len(s) - len(right)].strip()
+        if s == before:
+            return s
+
+
+class Setups:
+    """What setup drew for each (unit, folder), newest last and at most `keep`, so a long run stays bounded."""
+
+    def __init__(self, keep=64):  # one driver serves one unit at a time
+        self._keep = keep
+        self._units = OrderedDict()
+
+    def put(self, key, state):
+        self._units.pop(key, None)
+        self._units[key] = state
+        while len(self._units) > self._keep:
+            self._units.popitem(last=False)
+
+    def get(self, key):
+        if key not in self._units:
+            raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
+        return self._units[key]
+
+
 def check_dataset(request, dataset="checks"):
     asked = request.get("dataset", dataset)
     if asked != dataset:
         raise ValueError(f"unknown dataset {asked!r}: this kit has only {dataset!r}")
 
 
-def check_request(request, checks, dataset="checks"):
+def check_request(request, checks, dataset="checks", folder="workspace"):
     """(unit, workspace) of a request for one of `checks`, or a ValueError saying what is wrong."""
     check_dataset(request, dataset)
     unit = request.get("unit")
@@ -42,7 +80,7 @@ def check_request(request, checks, dataset="checks"):
         raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(checks)}")
     directory = request.get("dir")
     if not isinstance(directory, str) or not directory:
-        raise ValueError("expected dir, the unit's workspace, as a string")
+        raise ValueError(f"expected dir, the unit's {folder}, as a string")
     return unit, os.path.normpath(directory)
 
 

@@ -34,14 +34,12 @@ import os
 import re
 import secrets
 import sys
-from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["recall-turn-1"]
-KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 ROLES = ("user", "agent")
 
 
@@ -51,7 +49,7 @@ FIRST = (
 )
 RECALL = "What was the code word I gave you in my first message? Reply with the code word alone."
 
-_STATE = OrderedDict()
+_SETUPS = kitlib.Setups()
 
 
 def log(*parts):
@@ -65,19 +63,14 @@ def check_request(request):
 
 def state_of(request):
     key = check_request(request)
-    if key not in _STATE:
-        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
-    return _STATE[key]
+    return _SETUPS.get(key)
 
 
 def setup(request):
     key = check_request(request)
     seed = secrets.token_hex(16)
     word = kitlib.made_up_word(seed, "code-word")
-    _STATE.pop(key, None)
-    _STATE[key] = {"seed": seed, "word": word, "asked": False, "reference": False}
-    while len(_STATE) > KEEP:
-        _STATE.popitem(last=False)
+    _SETUPS.put(key, {"seed": seed, "word": word, "asked": False, "reference": False})
     log(f"setup {key[0]}: a fresh seed drawn")
     return {"prompt": FIRST.format(word=word)}
 

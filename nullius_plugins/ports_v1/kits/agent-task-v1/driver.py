@@ -14,14 +14,12 @@ case-sensitively. Standard library only; logs go to stderr.
 import os
 import secrets
 import sys
-from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["word-1", "word-2", "word-3"]
-KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 
 
 PROMPTS = {
@@ -37,28 +35,13 @@ PROMPTS = {
 }
 
 # Pairs stripped from around an answer before comparing: quotes and backticks.
-PAIRS = [('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019")]
-
-_STATE = OrderedDict()
+_SETUPS = kitlib.Setups()
 
 
 def log(*parts):
     print("[agent-task-v1]", *parts, file=sys.stderr, flush=True)
 
 
-
-def normalise(text):
-    """The answer as compared: trimmed, surrounding quotes or backticks and a trailing period removed."""
-    s = text.strip()
-    while True:
-        before = s
-        if s.endswith("."):
-            s = s[:-1].rstrip()
-        for left, right in PAIRS:
-            if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
-                s = s[len(left):len(s) - len(right)].strip()
-        if s == before:
-            return s
 
 
 def check_request(request):
@@ -67,19 +50,14 @@ def check_request(request):
 
 def state_of(request):
     key = check_request(request)
-    if key not in _STATE:
-        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
-    return _STATE[key]
+    return _SETUPS.get(key)
 
 
 def setup(request):
     key = check_request(request)
     seed = secrets.token_hex(16)
     word = kitlib.made_up_word(seed, key[0])
-    _STATE.pop(key, None)
-    _STATE[key] = {"seed": seed, "word": word}
-    while len(_STATE) > KEEP:
-        _STATE.popitem(last=False)
+    _SETUPS.put(key, {"seed": seed, "word": word})
     log(f"setup {key[0]}: a fresh seed drawn")
     return {"prompt": PROMPTS[key[0]].format(word=word)}
 
@@ -89,7 +67,7 @@ def score(request):
     answer = request.get("answer")
     if not isinstance(answer, str):
         raise ValueError("expected answer, the agent's last message, as a string")
-    found = normalise(answer)
+    found = kitlib.normalise(answer)
     passed = found == word
     detail = {
         "expected": word,

@@ -48,7 +48,6 @@ import os
 import re
 import secrets
 import sys
-from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -61,12 +60,11 @@ DATASET = "checks"
 CHECKS = list(mcp_kit.CHECKS)
 SERVER = "office"
 LOG_NAME = "mcp-calls.jsonl"
-KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 READ_BYTES = 8 * 1024 * 1024  # the most of a call log the scorer reads
 SHOWN_CALLS = 40  # calls listed in detail
 
 # Pairs stripped from around an answer: quotes and backticks.
-PAIRS = [('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("**", "**")]
+PAIRS = kitlib.QUOTES + [("**", "**")]  # and markdown bold
 
 NEEDS = {
     "one-tool": "a call of the tool that gives today's dispatch passphrase, and the passphrase in the final message",
@@ -80,7 +78,7 @@ NEEDS = {
              "and its booking reference in the final message",
 }
 
-_STATE = OrderedDict()
+_SETUPS = kitlib.Setups()
 
 
 def log(*parts):
@@ -106,9 +104,7 @@ def verifier_of(request, directory):
 
 def state_of(request):
     key = check_request(request)
-    if key not in _STATE:
-        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
-    return key, _STATE[key]
+    return key, _SETUPS.get(key)
 
 
 # ---------------------------------------------------------------- ops
@@ -123,10 +119,7 @@ def setup(request):
         os.unlink(log_path)  # an earlier setup's calls answer another seed
     seed = secrets.token_hex(16)
     plan = mcp_kit.plan(unit, seed)
-    _STATE.pop(key, None)
-    _STATE[key] = {"seed": seed, "plan": plan, "log": log_path, "oracle": False}
-    while len(_STATE) > KEEP:
-        _STATE.popitem(last=False)
+    _SETUPS.put(key, {"seed": seed, "plan": plan, "log": log_path, "oracle": False})
     log(f"setup {unit}: a fresh seed drawn; calls logged to {log_path}")
     env = {mcp_kit.ENV_SEED: seed, mcp_kit.ENV_LOG: log_path, mcp_kit.ENV_CHECK: unit}
     return {"prompt": plan["prompt"], "mcp": [{"name": SERVER, "server": SERVER, "env": env}]}
@@ -218,19 +211,6 @@ def shown(calls):
 
 # ---------------------------------------------------------------- the message
 
-def normalise(text):
-    """The message as read: trimmed, surrounding quotes or backticks and a trailing period removed."""
-    s = text.strip()
-    while True:
-        before = s
-        if s.endswith("."):
-            s = s[:-1].rstrip()
-        for left, right in PAIRS:
-            if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
-                s = s[len(left):len(s) - len(right)].strip()
-        if s == before:
-            return s
-
 
 def carries(message, token):
     """The token as a whole word of the message, case aside."""
@@ -307,7 +287,7 @@ def score(request):
         raise ValueError("expected answer, the agent's last message, as a string")
     plan = state["plan"]
     expected = plan["answer"]
-    found = normalise(answer)
+    found = kitlib.normalise(answer, PAIRS)
     detail = {
         "check": unit,
         "expected": expected,

@@ -33,14 +33,12 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["write-file", "fix-bug"]
-KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 
 
 MODULE = "ledger.py"
@@ -101,7 +99,7 @@ for row in rows:
     assert row["ok"], "total(%r) should be %r, found %s" % (row["prices"], row["expected"], row["found"])
 '''
 
-_STATE = OrderedDict()
+_SETUPS = kitlib.Setups()
 
 
 def log(*parts):
@@ -147,9 +145,7 @@ def check_request(request):
 
 def state_of(request):
     key = check_request(request)
-    if key not in _STATE:
-        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
-    return key, _STATE[key]
+    return key, _SETUPS.get(key)
 
 
 def write_text(path, text):
@@ -162,10 +158,7 @@ def setup(request):
     key = check_request(request)
     unit, directory = key
     state = draw(unit)
-    _STATE.pop(key, None)
-    _STATE[key] = state
-    while len(_STATE) > KEEP:
-        _STATE.popitem(last=False)
+    _SETUPS.put(key, state)
     log(f"setup {unit}: a fresh seed drawn")
     if unit == "write-file":
         return {"prompt": WRITE_PROMPT.format(word=state["word"], token=state["token"])}

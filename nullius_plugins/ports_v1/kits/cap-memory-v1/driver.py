@@ -45,14 +45,12 @@ import os
 import random
 import secrets
 import sys
-from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kitlib  # noqa: E402 - the kits' shared module, beside them
 
 DATASET = "checks"
 CHECKS = ["recall-fact"]
-KEEP = 64  # setups remembered at most; one driver serves one unit at a time
 SHARE = 0.35  # the most of all the sessions' text a selective memory may return
 
 PLACES = [
@@ -138,7 +136,7 @@ CHATS = [
 
 QUESTION = "What is the {kind} for the {place}?"
 
-_STATE = OrderedDict()
+_SETUPS = kitlib.Setups()
 
 
 def log(*parts):
@@ -218,32 +216,18 @@ def build(seed):
 
 
 def check_request(request):
-    dataset = request.get("dataset", DATASET)
-    if dataset != DATASET:
-        raise ValueError(f"unknown dataset {dataset!r}: this kit has only {DATASET!r}")
-    unit = request.get("unit")
-    if unit not in CHECKS:
-        raise ValueError(f"unknown unit {unit!r}: expected one of {', '.join(CHECKS)}")
-    directory = request.get("dir")
-    if not isinstance(directory, str) or not directory:
-        raise ValueError("expected dir, the unit's folder, as a string")
-    return unit, os.path.normpath(directory)
+    return kitlib.check_request(request, CHECKS, DATASET, folder="folder")
 
 
 def state_of(request):
     key = check_request(request)
-    if key not in _STATE:
-        raise RuntimeError(f"no setup of {key[0]} in {key[1]} in this driver: setup draws the check's seed")
-    return _STATE[key]
+    return _SETUPS.get(key)
 
 
 def setup(request):
     key = check_request(request)
     unit = build(secrets.token_hex(16))
-    _STATE.pop(key, None)
-    _STATE[key] = unit
-    while len(_STATE) > KEEP:
-        _STATE.popitem(last=False)
+    _SETUPS.put(key, unit)
     log(f"setup {key[0]}: a fresh seed drawn, {len(unit['sessions'])} sessions")
     return {"sessions": unit["sessions"], "question": unit["question"]}
 
