@@ -84,14 +84,7 @@ def prepare_agent(
     wanted = "anthropic" if api == "anthropic" else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
-    install_dir = None
-    if resolved.install is not None:
-        try:
-            install_dir = install.ensure(
-                session.paths, f"{key}/{resolved.version or 'default'}", resolved.install, progress, kind="agents", label="agent"
-            )
-        except install.InstallError as exc:
-            raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
+    install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
     return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol)
 
 
@@ -109,12 +102,17 @@ def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolve
             upstream = upstreams.resolve(session, spec.provider, spec.base_url)
         except upstreams.RelayRefused as exc:
             raise refused(str(exc)) from None
-    install_dir = None
-    if resolved.install is not None:
-        try:
-            install_dir = install.ensure(
-                session.paths, f"{resolved.key}/{resolved.version or 'default'}", resolved.install, progress, kind="capabilities", label="capability"
-            )
-        except install.InstallError as exc:
-            raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
+    install_dir = _install(session, resolved, progress, refused, kind="capabilities", label="capability")
     return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream)
+
+
+def _install(session: Session, resolved: Resolved, progress: Progress, refused: type[Exception], kind: str, label: str):
+    """The participant's install folder (made once per version), None when it installs nothing; a failure refuses the run."""
+    if resolved.install is None:
+        return None
+    try:
+        return install.ensure(
+            session.paths, f"{resolved.key}/{resolved.version or 'default'}", resolved.install, progress, kind=kind, label=label
+        )
+    except install.InstallError as exc:
+        raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
