@@ -309,7 +309,13 @@ def test_a_killed_relay_leaves_records_every_line_of_which_parses(nullius_env, f
                 except aiohttp.ClientError:
                     pass
             tasks = [asyncio.create_task(one()) for _ in range(300)]
-            await asyncio.sleep(0.4)
+            # Kill once some calls are recorded and most are still in flight; a
+            # fixed sleep raced a loaded CI machine that had recorded none yet.
+            calls = tmp_path / "rec" / "calls.jsonl"
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (not calls.exists() or calls.read_bytes().count(b"\n") < 3):
+                await asyncio.sleep(0.02)
+            assert sum(t.done() for t in tasks) < len(tasks), "every call finished before the kill"
             os.kill(proc.pid, signal.SIGKILL)
             await asyncio.gather(*tasks)
 
