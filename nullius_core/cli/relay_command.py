@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from datetime import datetime, timezone
@@ -15,6 +16,8 @@ from nullius_core import aio
 from nullius_core.cli.base import Refused, refusals, session_for
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Relay
+
+UPSTREAM_KEY = "NULLIUS_RELAY_UPSTREAM_KEY"
 
 
 @click.group("relay")
@@ -32,20 +35,31 @@ def relay() -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="0: a free port.")
 @click.option("--timeout", "call_seconds", type=float, help="Cut a call past this many seconds.")
 @click.option("--record", "record_dir", type=click.Path(path_type=Path, file_okay=False), help="Where calls.jsonl and the rest go.")
+@click.option("--unit", default="main", show_default=True, help="The route's name: /<unit>/v1/...")
 @refusals
-def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir) -> None:  # type: ignore[no-untyped-def]
-    """Serve one relay; print {"base_url", "token"} as one JSON line when ready."""
+def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit) -> None:  # type: ignore[no-untyped-def]
+    """Serve one relay; print {"base_url", "token"} as one JSON line when ready.
+
+    The provider's key comes from its variable (such as OPENAI_API_KEY), or
+    from NULLIUS_RELAY_UPSTREAM_KEY whatever the provider: how a relay
+    sidecar is handed it, by name.
+    """
     session = session_for(click.get_current_context())
+    env = dict(os.environ)
+    handed = env.pop(UPSTREAM_KEY, None)
+    spec = session.providers.get(provider) if provider else None
+    if handed and spec is not None and spec.key_env:
+        env[spec.key_env] = handed
     try:
-        upstream = upstreams.resolve(session, provider, base_url)
+        upstream = upstreams.resolve(session, provider, base_url, env)
         pins = upstreams.parse_served_by(tuple(served_by), model, upstream, frozenset(side_models))
     except upstreams.RelayRefused as exc:
         raise Refused(f"relay refused: {exc}") from None
     folder = record_dir or session.paths.jobs_dir / datetime.now(timezone.utc).strftime("relay-%Y-%m-%d__%H-%M-%S")
-    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder))
+    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit))
 
 
-async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder) -> None:  # type: ignore[no-untyped-def]
+async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit) -> None:  # type: ignore[no-untyped-def]
     relay_server = Relay(upstream, upstreams.apis(session, upstream))
     try:
         await relay_server.start(host, port)
@@ -53,8 +67,8 @@ async def _serve(session, upstream, pins, model, side_models, host, port, call_s
         await relay_server.stop()
         sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         sys.exit(2)
-    route = relay_server.add_route("main", folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
-    sys.stdout.write(json.dumps({"base_url": relay_server.url("main"), "token": route.token, "record": str(folder)}) + "\n")
+    route = relay_server.add_route(unit, folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
+    sys.stdout.write(json.dumps({"base_url": relay_server.url(unit), "token": route.token, "record": str(folder)}) + "\n")
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

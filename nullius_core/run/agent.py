@@ -1,6 +1,6 @@
 """What the run engine needs to run an agent: a process the backend starts, a protocol that talks to it.
 
-The backend starts the agent (`start_agent`) in the unit's workspace with its
+The backend's room for the unit starts the agent (`AgentRoom.start_agent`) in the unit's workspace with its
 own HOME, and ends its whole process group when asked. The protocol adapter
 (ACP, a plugin's, through `nullius_register_agent_protocols`) holds the
 conversation: the first prompt, the driver's further turns, the time limit,
@@ -26,6 +26,7 @@ class AgentLaunch:
     home: Path
     stderr: Path
     label: str
+    reads: tuple[Path, ...] = ()  # folders it reads at their paths here: its install and definition folder
 
 
 class AgentProcess(Protocol):
@@ -50,6 +51,7 @@ class McpServerEntry:
     command: str
     args: list[str]
     env: dict[str, str]
+    on_machine: bool = False  # a benchmark's own server (standard.json mcp_servers): it stays on this machine
 
 
 # The driver's next turn: the transcript so far -> the next user message,

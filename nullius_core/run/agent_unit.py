@@ -8,7 +8,6 @@ route's calls are recorded before the unit is scored.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
@@ -22,7 +21,7 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.server import Relay
 from nullius_core.run.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
-from nullius_core.run.backend import UnitPlace
+from nullius_core.run.backend import RouteOptions, UnitPlace
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared, fill
 
@@ -92,7 +91,8 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(fill(text, slots), encoding="utf-8")
     argv = [fill(a, slots) for a in resolved.start]
-    return AgentLaunch(argv=argv, env=env, cwd=place.workspace, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref)
+    reads = tuple(p for p in (install, Path(agent.entry.folder)) if p is not None)
+    return AgentLaunch(argv=argv, env=env, cwd=place.workspace, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads)
 
 
 def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntry]:
@@ -114,7 +114,7 @@ def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntr
             raise ValueError(f"MCP entry {entry['name']!r} has no command")
         command = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
         env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
-        out.append(McpServerEntry(name=entry["name"], command=command, args=argv[1:], env=env))
+        out.append(McpServerEntry(name=entry["name"], command=command, args=argv[1:], env=env, on_machine=entry.get("server") is not None))
     return out
 
 
@@ -160,30 +160,25 @@ async def converse(
         max_turns=int(limits.turns or 20),
         notices=resolved.notices,
     )
-    route = relay.add_route(
-        trial.name,
-        trial.work / "relay",
-        kind="agent",
+    route = RouteOptions(
         model=model,
         side_models=frozenset(resolved.model.side_models) if resolved.model else frozenset(),
         call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
     )
     killed: list[str] = []
+    # the room, its route and its token end with the unit, whatever happened
+    room = await backend.open_room(relay, trial.name, trial.work / "relay", place, route)
     try:
-        launch = agent_launch(prepared, place, relay.url(trial.name), route.token, model, trial)
+        conversation = attrs.evolve(conversation, mcp_servers=room.mcp_servers(conversation.mcp_servers))
+        launch = agent_launch(prepared, place, room.url, room.token, model, trial)
         protocol = agent.protocol.factory()
-        process = await backend.start_agent(launch)
+        process = await room.start_agent(launch)
         try:
             outcome = await protocol.converse(process, conversation, trial.agent)
         finally:
             killed = await process.end()
     finally:
-        # the route and its token end with the unit, whatever happened
-        try:
-            await relay.quiet(trial.name, timeout=5)
-        except asyncio.TimeoutError:
-            pass  # a call still waiting on the provider when its agent is gone: its record is the relay's to finish
-        relay.remove_route(trial.name)
+        await room.close()
     for name in ("calls.jsonl", "gateway.log"):
         source = trial.work / "relay" / name
         if source.exists():

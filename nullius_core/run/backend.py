@@ -1,35 +1,126 @@
-"""What the run engine needs of a backend: a place for each unit (the agent's run comes with agents)."""
+"""What the run engine needs of a backend: a place for each unit, a room for its agent, a sandbox for its checks.
+
+A backend is started once per run (`start`, with the job's name to label
+what it makes), gives each unit its workspace and HOME (`prepare_unit`),
+opens a room for each agent's unit (`open_room`: the relay's URL and token
+as the agent reaches them, its MCP servers, its process) and ends everything
+it started (`close`), after an error or Ctrl-C too.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:
+    from nullius_core.paths import Paths
+    from nullius_core.relay.server import Relay
+    from nullius_core.run.agent import AgentLaunch, AgentProcess, McpServerEntry
+    from nullius_core.run.progress import Progress
 
 
 @attrs.frozen
 class UnitPlace:
-    """A unit's own workspace (a git repository of its own) and HOME."""
+    """A unit's own workspace (a git repository of its own) and HOME.
+
+    `sandbox`, when the backend has one, goes to the driver with every op of
+    the unit: how to run what the agent left in a throwaway container (see
+    docs/drivers.md, "Checks in a sandbox"). None: the driver uses its own.
+    """
 
     workspace: Path
     home: Path
+    sandbox: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RunContext:
+    """What a backend is told when a run starts."""
+
+    job: str  # the job's name: everything the backend starts is labelled with it
+    job_dir: Path
+    paths: Paths
+    progress: Progress
+
+
+@attrs.frozen(kw_only=True)
+class RouteOptions:
+    """How the unit's relay route treats calls (as `Relay.add_route` takes them)."""
+
+    model: str | None
+    side_models: frozenset[str] = frozenset()
+    call_seconds: float | None = None
+    kind: str = "agent"
+
+
+class AgentRoom(Protocol):
+    """Where one unit's agent runs: its way to the model, its MCP servers, its process."""
+
+    url: str  # the unit's relay URL, ending at /v1, as the agent reaches it
+    token: str  # opens that unit's route alone
+
+    def mcp_servers(self, entries: Sequence[McpServerEntry]) -> list[McpServerEntry]:
+        """The session's MCP servers as the agent reaches them (a benchmark's own stay on this machine)."""
+
+    async def start_agent(self, launch: AgentLaunch) -> AgentProcess:
+        """Start the agent as an `AgentProcess` whose processes can be ended whole."""
+
+    async def close(self) -> None:
+        """End what the room started; the route's calls are recorded when it returns."""
 
 
 class Backend(Protocol):
     name: str
+
+    async def start(self, context: RunContext) -> None:
+        """Before the first unit: make what every unit needs (an image); raise to refuse the run, saying why."""
 
     def record(self) -> dict[str, Any]:
         """What config.json records of the backend (its name, its image)."""
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace: ...
 
-    async def start_agent(self, launch: Any) -> Any:
-        """Start an agent (`nullius_core.run.agent.AgentLaunch`) as an `AgentProcess` whose group can be ended whole."""
+    async def open_room(self, relay: Relay, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> AgentRoom:
+        """A room for the unit's agent; `record` is where its relay route's calls go."""
 
     async def close(self) -> None: ...
+
+
+class RelayRoom:
+    """A room on this machine: a route on the run's own relay, the agent started by `starter`.
+
+    The local backend's room, and a base for a backend whose agent reaches the
+    run's relay directly.
+    """
+
+    def __init__(self, relay: Relay, unit: str, record: Path, route: RouteOptions, starter: Any):
+        self._relay = relay
+        self._unit = unit
+        self._starter = starter
+        made = relay.add_route(
+            unit, record, kind=route.kind, model=route.model, side_models=route.side_models, call_seconds=route.call_seconds
+        )
+        self.url = relay.url(unit)
+        self.token = made.token
+
+    def mcp_servers(self, entries: Sequence[McpServerEntry]) -> list[McpServerEntry]:
+        return list(entries)
+
+    async def start_agent(self, launch: AgentLaunch) -> AgentProcess:
+        return await self._starter(launch)
+
+    async def close(self) -> None:
+        try:
+            await self._relay.quiet(self._unit, timeout=5)
+        except asyncio.TimeoutError:
+            pass  # a call still waiting on the provider when its agent is gone: its record is the relay's to finish
+        self._relay.remove_route(self._unit)
 
 
 def init_repository(folder: Path) -> None:

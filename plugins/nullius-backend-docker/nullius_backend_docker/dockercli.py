@@ -1,0 +1,80 @@
+"""The docker command line, called without a shell: each call's argv, exit and stderr turned into an error that says what failed.
+
+The CLI rather than the daemon's socket: what a unit runs is then exactly a
+command a user can read in the log and repeat by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+
+INSTALL_HINT = (
+    "the docker backend needs docker: install it (Debian/Ubuntu: `apt-get install docker.io`, then start "
+    "the daemon with `dockerd &` or `systemctl start docker`) and make sure `docker info` works for this user"
+)
+
+
+class DockerError(Exception):
+    """A docker command failed, or docker is not there; the message says which and why."""
+
+
+def docker_binary() -> str:
+    found = shutil.which("docker")
+    if found is None:
+        raise DockerError("no `docker` command on PATH: " + INSTALL_HINT)
+    return found
+
+
+def check_daemon() -> str:
+    """The daemon's version, or a DockerError saying that docker is needed and how to get it."""
+    try:
+        done = subprocess.run([docker_binary(), "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise DockerError("`docker version` did not answer in 30 s: " + INSTALL_HINT) from None
+    if done.returncode != 0 or not done.stdout.strip():
+        raise DockerError(f"the docker daemon does not answer ({done.stderr.strip()[-300:] or 'no reply'}): " + INSTALL_HINT)
+    return done.stdout.strip()
+
+
+def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, input: bytes | None = None, timeout: float = 120) -> str:
+    """`docker ARGV...`, waited for; its stdout, or a DockerError with its stderr."""
+    full = [docker_binary(), *argv]
+    try:
+        done = subprocess.run(full, input=input, capture_output=True, timeout=timeout, env=_env(env))
+    except subprocess.TimeoutExpired:
+        raise DockerError(f"`docker {' '.join(argv[:3])} ...` did not end in {timeout:g} s") from None
+    if done.returncode != 0:
+        raise DockerError(f"`docker {' '.join(argv[:3])} ...` failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()[-600:]}")
+    return done.stdout.decode(errors="replace")
+
+
+async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True) -> str:
+    """As `run`, without blocking the run's loop."""
+    proc = await asyncio.create_subprocess_exec(
+        docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(env)
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise DockerError(f"`docker {' '.join(argv[:3])} ...` did not end in {timeout:g} s") from None
+    if check and proc.returncode != 0:
+        raise DockerError(f"`docker {' '.join(argv[:3])} ...` failed ({proc.returncode}): {err.decode(errors='replace').strip()[-600:]}")
+    return out.decode(errors="replace")
+
+
+def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    # the CLI needs its own config and socket variables; values given by name (-e NAME) come from here
+    env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_") or k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
+    env.update(extra or {})
+    return env
+
+
+def image_exists(ref: str) -> bool:
+    done = subprocess.run([docker_binary(), "image", "inspect", "--format", "{{.Id}}", ref], capture_output=True, timeout=60)
+    return done.returncode == 0

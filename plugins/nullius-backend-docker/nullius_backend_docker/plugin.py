@@ -1,0 +1,77 @@
+"""The docker backend's hooks: the backend itself, and `nullius docker` (build the base image, sweep a job)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from nullius_core import hookimpl
+from nullius_core.plugins import BackendRegistry, BackendSpec, CommandRegistry
+
+from nullius_backend_docker import dockercli, image, sweep
+
+
+def _factory():  # type: ignore[no-untyped-def]
+    from nullius_backend_docker.backend import DockerBackend
+
+    return DockerBackend()
+
+
+@hookimpl
+def nullius_register_backends(registry: BackendRegistry) -> None:
+    registry.add(
+        BackendSpec(
+            name="docker",
+            summary="Each unit's agent in its own container on an internal network, its relay a sidecar; checks in throwaway containers.",
+            factory=_factory,
+            isolates=True,
+        )
+    )
+
+
+@click.group("docker")
+def docker_group() -> None:
+    """The docker backend: its base image, and sweeping what a job left."""
+
+
+@docker_group.command("base")
+@click.pass_context
+def base_command(ctx: click.Context) -> None:
+    """Build the base image (nullius/base:<hash>) if it is not there; print its tag."""
+    from nullius_core.cli.base import session_for
+
+    session = session_for(ctx)
+    try:
+        tag = image.ensure_base(session.paths.standard_dir / "images", lambda state, fields: click.echo(f"[nullius] stage=install base_image={fields.get('image', '')} state={state}", err=True))
+    except dockercli.DockerError as exc:
+        click.echo(f"nullius: {exc}", err=True)
+        sys.exit(2)
+    click.echo(tag)
+
+
+@docker_group.command("sweep")
+@click.argument("job", required=False)
+@click.option("--all", "every", is_flag=True, help="Every job's leftovers, not one job's.")
+@click.option("--json", "as_json", is_flag=True, help="What was removed, as JSON.")
+def sweep_command(job: str | None, every: bool, as_json: bool) -> None:
+    """Remove the containers, networks and volumes labelled nullius.job=JOB (a job's name or folder)."""
+    if not job and not every:
+        click.echo("nullius: name the job (its name or its folder), or give --all", err=True)
+        sys.exit(2)
+    name = job.rstrip("/").rsplit("/", 1)[-1] if job else None
+    try:
+        removed = sweep.sweep(None if every else name)
+    except dockercli.DockerError as exc:
+        click.echo(f"nullius: {exc}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(removed))
+    else:
+        click.echo(", ".join(f"{len(v)} {k}" for k, v in removed.items()) + " removed")
+
+
+@hookimpl
+def nullius_register_commands(registry: CommandRegistry) -> None:
+    registry.add(docker_group)

@@ -1,0 +1,76 @@
+"""An agent in a container, seen as a process: the attached `docker run -i`'s stdio, the container ended whole.
+
+Ending it names what was still running inside (`docker top`), then removes
+the container: every process of the agent goes with it, grandchildren too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from nullius_backend_docker import dockercli
+
+LINE_LIMIT = 64 * 1024 * 1024
+GRACE = 3.0
+
+
+class ContainerProcess:
+    def __init__(self, proc: asyncio.subprocess.Process, name: str, stderr: IO[bytes]):
+        self._proc = proc
+        self._stderr = stderr
+        self.name = name
+        assert proc.stdin is not None and proc.stdout is not None
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+        self.pid = proc.pid
+
+    @classmethod
+    async def start(cls, name: str, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> ContainerProcess:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
+            )
+        except BaseException:
+            stderr.close()
+            raise
+        return cls(proc, name, stderr)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def wait(self) -> int:
+        return await self._proc.wait()
+
+    async def end(self) -> list[str]:
+        """TERM to the container's processes, then what still runs after the grace period is named and killed."""
+        killed: list[str] = []
+        if self._proc.returncode is None:
+            await dockercli.arun(["kill", "--signal", "TERM", self.name], timeout=30, check=False)
+            try:
+                await asyncio.wait_for(self._proc.wait(), GRACE)
+            except asyncio.TimeoutError:
+                with contextlib.suppress(dockercli.DockerError):
+                    listing = await dockercli.arun(["top", self.name, "-o", "pid,comm"], timeout=15)
+                    for line in listing.splitlines()[1:]:
+                        parts = line.split(None, 1)
+                        if len(parts) == 2 and parts[1].strip() not in ("docker-init", "tini"):
+                            killed.append(f"{parts[0]} {parts[1].strip()}")
+        await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
+        try:
+            await asyncio.wait_for(self._proc.wait(), 10)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            await self._proc.wait()
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        self._stderr.close()
+        return killed

@@ -1,0 +1,185 @@
+"""One unit's room on docker: its internal network, its relay sidecar, its MCP door, its agent's container.
+
+    unit network (--internal: no route out)
+      ├── relay   (also on the default bridge: the agent's one way out; the key is here only)
+      ├── door    (forward.py; only when setup asked for a benchmark's MCP server)
+      └── agent   (--user you, no capabilities, no new privileges)
+
+Everything is labelled `nullius.job=<job>` and `nullius.unit=<unit>`, and
+removed by `close`, whatever happened before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nullius_core.run.agent import AgentLaunch, McpServerEntry
+from nullius_core.run.backend import RouteOptions, UnitPlace
+
+from nullius_backend_docker import dockercli, mounts
+from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.image import IMAGE_PATH
+from nullius_backend_docker.listeners import McpListeners
+from nullius_backend_docker.process import ContainerProcess
+
+if TYPE_CHECKING:
+    from nullius_backend_docker.backend import DockerBackend
+
+CONTAINER_FILES = Path(__file__).resolve().parent / "container"
+RELAY_PORT = 8080
+DOOR_PORT = 9000
+READY_SECONDS = 60
+KEY_VARIABLE = "NULLIUS_RELAY_UPSTREAM_KEY"
+
+
+def hardened(user: str) -> list[str]:
+    return ["--user", user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+
+
+class DockerRoom:
+    def __init__(self, backend: DockerBackend, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions):
+        self.backend = backend
+        self.relay = relay
+        self.unit = unit
+        self.record = record
+        self.place = place
+        self.route = route
+        self.prefix = f"{backend.prefix}-{unit}"
+        self.network = self.prefix
+        self.labels = backend.labels(unit)
+        self.url = f"http://relay:{RELAY_PORT}/{unit}/v1"
+        self.token = ""
+        self._relay_proc: asyncio.subprocess.Process | None = None
+        self._relay_err: Any = None
+        self._mcp: McpListeners | None = None
+        self._door = False
+        self._agent: ContainerProcess | None = None
+
+    # --- opening ---------------------------------------------------------------
+
+    async def open(self) -> None:
+        await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
+        await self._start_relay()
+
+    async def _start_relay(self) -> None:
+        upstream = self.relay.upstream
+        self.record.mkdir(parents=True, exist_ok=True)
+        base_url = await self.backend.upstream_url(upstream.base_url)
+        name = f"{self.prefix}-relay"
+        argv = [
+            "run", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", "relay",
+            *hardened(self.backend.user), "--read-only", "--tmpfs", "/tmp",
+            "--add-host", "host.docker.internal:host-gateway",
+            "-e", "HOME=/tmp", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "NULLIUS_DISABLE_PLUGINS=docker-backend",
+        ]
+        env: dict[str, str] = {}
+        if upstream.key:
+            argv += ["-e", KEY_VARIABLE]  # by name: the value is in the CLI's environment, never on an argument list
+            env[KEY_VARIABLE] = upstream.key
+        for folder in mounts.nullius_python():
+            argv += ["--volume", f"{folder}:{folder}:ro"]
+        argv += ["--volume", f"{self.record}:{self.record}", self.backend.image]
+        argv += [sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", upstream.provider.name,
+                 "--base-url", base_url, "--unit", self.unit, "--host", "0.0.0.0", "--port", str(RELAY_PORT),
+                 "--record", str(self.record)]
+        if self.route.model:
+            argv += ["--model", self.route.model]
+        for side in sorted(self.route.side_models):
+            argv += ["--side-model", side]
+        if self.route.call_seconds:
+            argv += ["--timeout", str(self.route.call_seconds)]
+        self._relay_err = open(self.record / "relay-container.log", "ab")  # noqa: SIM115 - closed in close()
+        self._relay_proc = await asyncio.create_subprocess_exec(
+            dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=self._relay_err, env=dockercli._env(env), start_new_session=True,
+        )
+        assert self._relay_proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._relay_proc.stdout.readline(), READY_SECONDS)
+            ready = json.loads(line) if line else None
+        except (asyncio.TimeoutError, ValueError):
+            ready = None
+        if not isinstance(ready, dict) or not isinstance(ready.get("token"), str):
+            tail = (self.record / "relay-container.log").read_text(errors="replace")[-600:]
+            raise DockerError(f"the unit's relay sidecar did not start: {tail or 'no output'}")
+        self.token = ready["token"]
+        # on the default bridge too: the relay's way to the provider; the unit's network has none
+        await dockercli.arun(["network", "connect", "bridge", name], timeout=60)
+
+    # --- MCP servers ---------------------------------------------------------------
+
+    def mcp_servers(self, entries: Sequence[McpServerEntry]) -> list[McpServerEntry]:
+        """A benchmark's own servers through the door; the agent's own commands stay as they are."""
+        machine = [e for e in entries if e.on_machine]
+        if machine:
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.place.home), "LANG": "C.UTF-8"}
+            self._mcp = McpListeners(machine, env, self.record.parent / "mcp-servers.log")
+        bridge = str(CONTAINER_FILES / "mcp_bridge.py")
+        out = []
+        for entry in entries:
+            if entry.on_machine:
+                out.append(McpServerEntry(name=entry.name, command="/usr/bin/python3", args=[bridge],
+                                          env={"NULLIUS_MCP_AT": f"door:{DOOR_PORT}", "NULLIUS_MCP_SERVER": entry.name}))
+            else:
+                out.append(entry)
+        return out
+
+    async def _start_door(self) -> None:
+        assert self._mcp is not None
+        await self._mcp.start()
+        name = f"{self.prefix}-door"
+        await dockercli.arun([
+            "run", "-d", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", "door",
+            *hardened(self.backend.user), "--read-only",
+            "--volume", f"{self._mcp.folder}:/sockets", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro",
+            self.backend.image, "python3", "/opt/nullius-door/forward.py", str(DOOR_PORT), "/sockets",
+        ], timeout=60)
+        self._door = True
+
+    # --- the agent ---------------------------------------------------------------
+
+    async def start_agent(self, launch: AgentLaunch) -> ContainerProcess:
+        if self._mcp is not None and not self._door:
+            await self._start_door()
+        name = f"{self.prefix}-agent"
+        reads = mounts.outermost(launch.reads)
+        path = [str(p / sub) for p in reads for sub in ("node_modules/.bin", ".venv/bin") if (p / sub).is_dir()]
+        env = {**launch.env, "PATH": ":".join([*path, IMAGE_PATH])}
+        argv = ["run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", self.network,
+                *hardened(self.backend.user), "--workdir", str(launch.cwd)]
+        for folder in mounts.outermost([launch.cwd, launch.home]):
+            argv += ["--volume", f"{folder}:{folder}"]
+        for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)]):
+            argv += ["--volume", f"{folder}:{folder}:ro"]
+        if self._door:
+            argv += ["--volume", f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro"]
+        for key in sorted(env):
+            argv += ["-e", key]  # by name: values stay off the argument list
+        argv += [self.backend.image, *launch.argv]
+        cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
+        cli_env.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
+        self._agent = await ContainerProcess.start(name, argv, cli_env, launch.stderr)
+        return self._agent
+
+    # --- closing ---------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._relay_proc is not None:
+            # TERM first: the relay records its calls in flight before it stops
+            await dockercli.arun(["stop", "--time", "5", f"{self.prefix}-relay"], timeout=60, check=False)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._relay_proc.wait(), 15)
+            if self._relay_err is not None:
+                self._relay_err.close()
+        names = [f"{self.prefix}-{part}" for part in ("agent", "door", "relay")]
+        await dockercli.arun(["rm", "-f", *names], timeout=60, check=False)
+        await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)
+        if self._mcp is not None:
+            await self._mcp.close()
