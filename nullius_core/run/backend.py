@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nullius_core.paths import Paths
     from nullius_core.relay.server import Relay
     from nullius_core.run.agent import AgentLaunch, AgentProcess, McpServerEntry
+    from nullius_core.run.driver import DriverLaunch
     from nullius_core.run.progress import Progress
 
 
@@ -88,6 +89,9 @@ class Backend(Protocol):
 
     async def open_room(self, relay: Relay, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> AgentRoom:
         """A room for the unit's agent; `record` is where its relay route's calls go."""
+
+    def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
+        """How the unit's capability process starts here (`reads`: its install and definition folder)."""
 
     async def close(self) -> None: ...
 

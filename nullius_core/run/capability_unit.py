@@ -50,14 +50,18 @@ def launch(prepared: Prepared, trial: TrialDir) -> DriverLaunch:
     return DriverLaunch(argv=argv, env=env, cwd=trial.work, label=f"capability {resolved.ref}")
 
 
-async def produce(prepared: Prepared, driver: Driver, trial: TrialDir, setup: dict[str, Any], base: dict[str, Any], route: Any, relay: Any, model: str | None) -> CapabilityRun:
+async def produce(
+    prepared: Prepared, driver: Driver, trial: TrialDir, setup: dict[str, Any], base: dict[str, Any], route: Any, relay: Any, model: str | None, backend: Any
+) -> CapabilityRun:
     sessions = setup.get("sessions")
     question = setup.get("question")
     if not isinstance(sessions, list) or not isinstance(question, str):
         raise CapabilityFailed("EnvironmentSetupError", "a capability benchmark's setup replies {sessions: [...], question: ...}")
     log = trial.agent / "capability.jsonl"
     steps: list[dict[str, Any]] = [{"source": "user", "message": question, "timestamp": iso(utcnow())}]
-    process = prepared.agent.runner.factory(launch(prepared, trial))
+    capability = prepared.agent
+    reads = [Path(p) for p in (capability.install_dir, capability.entry.folder) if p]
+    process = capability.runner.factory(backend.capability_launch(launch(prepared, trial), reads, trial.name))
     process.log_to(trial.log)
     try:
         for session in sessions:

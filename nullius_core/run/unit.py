@@ -157,7 +157,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
         if prepared.agent is not None and prepared.agent.resolved.family == "capability":
-            cap_run = await _capability(facts, work, trial, driver, setup, base)
+            cap_run = await _capability(facts, work, trial, driver, setup, base, backend)
             answer = cap_run.answer
             transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
         elif prepared.agent is not None:
@@ -208,11 +208,13 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     return outcome
 
 
-async def _capability(facts: RunFacts, work: Work, trial: TrialDir, driver: Driver, setup: dict[str, Any], base: dict[str, Any]) -> CapabilityRun:
+async def _capability(
+    facts: RunFacts, work: Work, trial: TrialDir, driver: Driver, setup: dict[str, Any], base: dict[str, Any], backend: Backend
+) -> CapabilityRun:
     relay = facts.relay
     route = relay.add_route(trial.name, trial.work / "relay", kind="agent", model=facts.model) if relay is not None else None
     try:
-        return await produce(facts.prepared, driver, trial, setup, base, route, relay, facts.model)
+        return await produce(facts.prepared, driver, trial, setup, base, route, relay, facts.model, backend)
     except CapabilityFailed as exc:
         raise TrialError(exc.kind, str(exc)) from None
     finally:

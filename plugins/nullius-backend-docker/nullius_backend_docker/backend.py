@@ -12,12 +12,15 @@ import asyncio
 import hashlib
 import os
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.run.driver import DriverLaunch
 
-from nullius_backend_docker import dockercli, image, sweep
+from nullius_backend_docker import dockercli, image, mounts, sweep
+from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
 from nullius_backend_docker.room import DockerRoom, hardened
 
@@ -37,6 +40,7 @@ class DockerBackend:
         self.image = ""
         self._forwarders: dict[tuple[str, int], LoopbackForwarder] = {}
         self._lock = asyncio.Lock()
+        self._relays: set[str] = set()
 
     async def start(self, context: RunContext) -> None:
         self.job = context.job
@@ -86,6 +90,36 @@ class DockerBackend:
             raise
         return room
 
+    def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
+        """The capability's process in a container of its own: no network, its install read-only, its folder its own."""
+        folders = mounts.outermost(reads)
+        argv = list(launch.argv)
+        if argv and not any(Path(argv[0]).is_relative_to(f) for f in folders) and Path(argv[0]).name.startswith("python"):
+            argv[0] = "python3"  # this machine's interpreter is not in the container: the image's is
+        path = [str(p / ".venv" / "bin") for p in folders if (p / ".venv" / "bin").is_dir()]
+        env = {k: v for k, v in launch.env.items() if k not in ("PATH", "HOME", "TMPDIR")}
+        env.update({"PATH": ":".join([*path, IMAGE_PATH]), "HOME": str(launch.cwd)})
+        docker = [dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", f"{self.prefix}-{unit}-capability",
+                  *self.labels(unit), "--network", "none", *hardened(self.user), "--workdir", str(launch.cwd),
+                  "--volume", f"{launch.cwd}:{launch.cwd}"]
+        for folder in mounts.outermost([*folders, *mounts.interpreters_of(folders)]):
+            docker += ["--volume", f"{folder}:{folder}:ro"]
+        for key in sorted(env):
+            docker += ["-e", key]  # by name: values stay off the argument list
+        cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
+        return DriverLaunch(argv=[*docker, self.image, *argv], env=cli_env, cwd=launch.cwd, label=f"{launch.label} in docker")
+
+    def allow(self, address: str) -> None:
+        """A relay's address on the default bridge: the forwarders answer it (and no agent's)."""
+        self._relays.add(address)
+        for forwarder in self._forwarders.values():
+            forwarder.allowed.add(address)
+
+    def disallow(self, address: str) -> None:
+        self._relays.discard(address)
+        for forwarder in self._forwarders.values():
+            forwarder.allowed.discard(address)
+
     async def upstream_url(self, base_url: str) -> str:
         """The provider's URL as a relay container reaches it: a loopback server through a forwarder on the bridge's gateway."""
         parts = urllib.parse.urlsplit(base_url)
@@ -98,6 +132,7 @@ class DockerBackend:
                 gateway = (await dockercli.arun(["network", "inspect", "bridge", "--format",
                                                  "{{(index .IPAM.Config 0).Gateway}}"], timeout=30)).strip()
                 forwarder = LoopbackForwarder(gateway, "127.0.0.1" if parts.hostname == "localhost" else parts.hostname.strip("[]"), port)
+                forwarder.allowed |= self._relays
                 await forwarder.start()
                 self._forwarders[key] = forwarder
             forwarded = self._forwarders[key].port

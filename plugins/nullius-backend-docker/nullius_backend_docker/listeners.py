@@ -5,7 +5,7 @@
   to the socket. The unit's door container mounts the folder.
 - `LoopbackForwarder`: a model server on this machine's loopback reached by the
   relays as `host.docker.internal`: a TCP forwarder bound to the default
-  bridge's gateway alone, so the agents' internal networks never reach it.
+  bridge's gateway, answering the relays' addresses alone, so no agent reaches it.
 """
 
 from __future__ import annotations
@@ -110,6 +110,10 @@ class LoopbackForwarder:
     def __init__(self, bind: str, target_host: str, target_port: int):
         self.bind, self.target = bind, (target_host, target_port)
         self.port = 0
+        # the relays' addresses on the default bridge: a unit's internal network still routes to the
+        # machine's own addresses, so binding to the gateway alone would not keep an agent out
+        self.allowed: set[str] = set()
+        self.refused = 0
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self) -> int:
@@ -118,6 +122,11 @@ class LoopbackForwarder:
         return self.port
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        if not peer or peer[0] not in self.allowed:
+            self.refused += 1
+            writer.close()
+            return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:

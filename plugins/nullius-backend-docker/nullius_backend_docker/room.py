@@ -61,6 +61,7 @@ class DockerRoom:
         self._mcp: McpListeners | None = None
         self._door = False
         self._agent: ContainerProcess | None = None
+        self._relay_address = ""
 
     # --- opening ---------------------------------------------------------------
 
@@ -112,6 +113,9 @@ class DockerRoom:
         self.token = ready["token"]
         # on the default bridge too: the relay's way to the provider; the unit's network has none
         await dockercli.arun(["network", "connect", "bridge", name], timeout=60)
+        address = await dockercli.arun(["inspect", "--format", "{{.NetworkSettings.Networks.bridge.IPAddress}}", name], timeout=60)
+        self._relay_address = address.strip()
+        self.backend.allow(self._relay_address)
 
     # --- MCP servers ---------------------------------------------------------------
 
@@ -171,6 +175,8 @@ class DockerRoom:
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
+        if self._relay_address:
+            self.backend.disallow(self._relay_address)
         if self._relay_proc is not None:
             # TERM first: the relay records its calls in flight before it stops
             await dockercli.arun(["stop", "--time", "5", f"{self.prefix}-relay"], timeout=60, check=False)

@@ -1,0 +1,309 @@
+"""The docker backend against a real daemon: ports proven in containers, the key kept in the relay, checks in throwaway containers, sweeps.
+
+These tests need docker (`.ci/run` installs Debian's docker.io and starts
+dockerd). Without it they fail, saying so; NULLIUS_TESTS_WITHOUT_DOCKER=1
+turns that into a skip whose reason the summary shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing.fake_model import FakeRequest, Reply, running_fake_model
+
+from nullius_backend_docker import dockercli
+
+REPO = Path(__file__).resolve().parents[3]
+PLAYER = REPO / "tests" / "fixtures" / "models" / "kit_player.py"
+KEY = "sk-upstream-held-by-the-relay-docker-0123456789"
+
+
+def _docker_or_fail() -> None:
+    try:
+        dockercli.check_daemon()
+    except dockercli.DockerError as exc:
+        if os.environ.get("NULLIUS_TESTS_WITHOUT_DOCKER") == "1":
+            pytest.skip(f"docker is not here: {exc}")
+        pytest.fail(f"these tests need docker: {exc}")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """One home for the module: the reference agent and the kits' environments are installed once."""
+    _docker_or_fail()
+    root = tmp_path_factory.mktemp("docker")
+    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    with running_fake_model(f"{PLAYER}:respond") as fake:
+        yield env, fake, root
+
+
+def model_args(fake) -> list[str]:
+    return ["--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--backend", "docker"]
+
+
+def docker(*argv: str) -> str:
+    return subprocess.run(["docker", *argv], capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def labelled(job: str) -> dict[str, list[str]]:
+    return {
+        "containers": docker("ps", "-aq", "--filter", f"label=nullius.job={job}").split(),
+        "networks": docker("network", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
+        "volumes": docker("volume", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
+    }
+
+
+def test_the_reference_agent_proves_its_ports_in_containers_without_consent(world):
+    env, fake, _ = world
+    fake.use(f"{PLAYER}:respond")
+    result = run_cli(["conform", "reference", *model_args(fake), "--json"], env)  # no --unsandboxed: docker isolates
+    assert result.code == 0, result.output
+    ports = {r["port"]: r for r in json.loads(result.stdout)}
+    assert {p for p, r in ports.items() if r["proven"]} == {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}
+    assert {r["backend"] for r in ports.values() if r["proven"]} == {"docker"}
+    assert {name: skill["ok"] for name, skill in ports["agent.tools/v1"]["skills"].items()} == {"decoys": True, "chain": True, "retry": True}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    tools = jobs / ports["agent.tools/v1"]["job"]
+    # the office's tools ran on this machine, reached through the unit's door: their log shows the chain
+    log = tools / "chain" / "verifier" / "mcp-calls.jsonl"
+    assert [json.loads(line)["tool"] for line in log.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
+    assert "started for a connection through the door" in (tools / "chain" / ".work" / "mcp-servers.log").read_text()
+    config = json.loads((tools / "config.json").read_text())
+    assert config["standard"]["backend"]["name"] == "docker" and config["standard"]["backend"]["image"].startswith("nullius/base:")
+    calls = [json.loads(line) for line in (tools / "chain" / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert calls and all(c["status"] == 200 for c in calls)  # recorded by the unit's relay sidecar
+    for job in ports.values():
+        if job.get("job"):
+            assert labelled(job["job"]) == {"containers": [], "networks": [], "volumes": []}
+
+
+def _inspect(*ids: str) -> list[dict]:
+    # a container may end between the listing and the inspection: inspect what is still there
+    done = subprocess.run(["docker", "inspect", *ids], capture_output=True, text=True, timeout=120) if ids else None
+    return json.loads(done.stdout or "[]") if done else []
+
+
+def _agent_containers(root: Path) -> list[dict]:
+    """The running containers of the job whose agent works under root (found by its mounts), by the job's label."""
+    ours = [c for c in _inspect(*docker("ps", "-q", "--filter", "label=nullius.job").split()) if str(root) in json.dumps(c["Mounts"])]
+    jobs = {c["Config"]["Labels"]["nullius.job"] for c in ours}
+    return [c for job in jobs for c in _inspect(*docker("ps", "-q", "--filter", f"label=nullius.job={job}").split())]
+
+
+def test_the_key_stays_in_the_relay_the_agent_has_no_way_out_and_a_killed_job_is_swept(world):
+    env, fake, root = world
+    fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})  # past the kit's turn limit: the unit stays up
+    args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.tools/v1"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        running: list[dict] = []
+        while time.monotonic() < deadline:
+            running = _agent_containers(root)
+            if any(c["Name"].endswith("-agent") for c in running) and any(c["Name"].endswith("-door") for c in running):
+                break
+            time.sleep(0.3)
+        names = {c["Name"].rsplit("-", 1)[-1]: c for c in running}
+        assert {"agent", "relay", "door"} <= set(names), [c["Name"] for c in running]
+        agent, relay = names["agent"], names["relay"]
+        job = agent["Config"]["Labels"]["nullius.job"]
+
+        # the key: in the relay's container, by name; nowhere in the agent's environment, mounts or files
+        assert f"NULLIUS_RELAY_UPSTREAM_KEY={KEY}" in relay["Config"]["Env"]
+        assert KEY not in json.dumps(relay["Args"]) and KEY not in json.dumps(agent["Args"])
+        assert not any(KEY in e for e in agent["Config"]["Env"])
+        # every file the agent can see, its mounts included, searched from inside as the agent sees them
+        # (the pattern on stdin: on grep's argument list it would find itself in /proc)
+        def search(text: str) -> list[str]:
+            found = subprocess.run(
+                ["docker", "exec", "-i", agent["Id"], "sh", "-c",
+                 "grep -rlF -D skip -f - $(ls -d /* | grep -v -x -e /proc -e /sys -e /dev); true"],
+                input=text + "\n", capture_output=True, text=True, timeout=600,
+            )
+            assert found.returncode == 0, found.stderr
+            return found.stdout.split()
+
+        assert any(p.endswith("/reference/agent.py") for p in search("NULLIUS_REFERENCE_MODEL"))  # the search does find
+        assert search(KEY) == []
+        assert agent["HostConfig"]["CapDrop"] == ["ALL"] and agent["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
+        assert all(not m["RW"] for m in agent["Mounts"] if "reference" in m["Source"] and "/home" not in m["Destination"]
+                   and "workspace" not in m["Destination"])
+
+        # no way out but the relay: not the internet's addresses, not the machine's model server
+        forwarded = relay["Args"][relay["Args"].index("--base-url") + 1]
+        port = int(forwarded.split(":")[2].split("/")[0])
+        gateway = docker("network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}").strip()
+        probe = (
+            "import socket,sys\n"
+            "def reach(h,p):\n"  # reached: an HTTP request gets an answer
+            "    try:\n"
+            "        s=socket.create_connection((h,p),timeout=3); s.sendall(b'GET /v1/models HTTP/1.0\\r\\n\\r\\n')\n"
+            "        return bool(s.recv(64))\n"
+            "    except OSError:\n        return False\n"
+            f"print(reach('relay',8080), reach('1.1.1.1',80), reach('{gateway}',{port}), reach('host.docker.internal',{port}))\n"
+        )
+        seen = subprocess.run(["docker", "exec", agent["Id"], "python3", "-c", probe], capture_output=True, text=True, timeout=60)
+        assert seen.stdout.split() == ["True", "False", "False", "False"], seen.stdout + seen.stderr
+        seen = subprocess.run(["docker", "exec", relay["Id"], "python3", "-c", probe.replace("reach('relay',8080)", "True")],
+                              capture_output=True, text=True, timeout=60)
+        assert seen.stdout.split()[3] == "True", seen.stdout + seen.stderr  # the relays do reach it
+
+        # killed mid-run: its containers and network stay behind, until the sweep
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        left = labelled(job)
+        assert left["containers"] and left["networks"]
+        swept = run_cli(["docker", "sweep", job, "--json"], env)
+        assert swept.code == 0, swept.output
+        assert sorted(json.loads(swept.stdout)["containers"]) == sorted(left["containers"])
+        assert labelled(job) == {"containers": [], "networks": [], "volumes": []}
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_ctrl_c_leaves_nothing_of_the_job(world):
+    env, fake, root = world
+    fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 120}}})
+    args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.task/v1"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        job = None
+        while time.monotonic() < deadline and job is None:
+            agents = [c for c in _agent_containers(root) if c["Name"].endswith("-agent")]
+            job = agents[0]["Config"]["Labels"]["nullius.job"] if agents else None
+            time.sleep(0.3)
+        assert job, "no agent container started"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert labelled(job) == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_humaneval_checks_run_in_throwaway_containers(world):
+    env, _, root = world
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    events = subprocess.Popen(["docker", "events", "--filter", "event=start", "--format", '{{index .Actor.Attributes "nullius.job"}}'],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        for control, passed in (("oracle", 4), ("nop", 0)):
+            result = run_cli(["run", "humaneval", control, "--backend", "docker", "--limit", "4", "-j", "2", "--job-name", f"he-{control}"], env)
+            assert result.code == 0, result.output
+            trials = [json.loads(p.read_text()) for p in (jobs / f"he-{control}").glob("*/result.json")]
+            assert len(trials) == 4 and sum(t["verifier_result"]["rewards"]["reward"] for t in trials) == passed
+            assert all(t.get("exception_info") is None for t in trials)
+        time.sleep(1)
+    finally:
+        events.terminate()
+    started = events.communicate(timeout=30)[0].split()
+    assert started.count("he-oracle") == 4 and started.count("he-nop") == 4  # one container per check
+
+
+def test_a_check_never_reads_through_a_link_the_agent_planted(world, tmp_path):
+    env, _, _ = world
+    from nullius_backend_docker import image
+
+    tag = image.ensure_base(tmp_path / "images")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the machine's own file\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "planted").symlink_to(outside / "secret.txt")
+    from nullius_backend_docker.backend import DockerBackend
+
+    backend = DockerBackend()
+    backend.image, backend.job = tag, "link-test"
+    sandbox = backend.sandbox()
+    seen = subprocess.run([*sandbox["argv"], "--volume", f"{workspace}:/work:ro", sandbox["image"], "cat", "/work/planted"],
+                          capture_output=True, text=True, timeout=60)
+    assert seen.returncode != 0 and "the machine's own file" not in seen.stdout
+    # and the workspace kit's check refuses the link outright, with its sandbox
+    kit = REPO / "nullius_plugins" / "ports_v1" / "kits" / "agent-workspace-v1" / "driver.py"
+    driver = subprocess.Popen([sys.executable, str(kit)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def call(**request):
+        driver.stdin.write(json.dumps(request) + "\n")
+        driver.stdin.flush()
+        return json.loads(driver.stdout.readline())
+
+    work = tmp_path / "unit"
+    work.mkdir()
+    try:
+        setup = call(op="setup", unit="fix-bug", dir=str(work), dataset="checks")
+        call(op="oracle", unit="fix-bug", dir=str(work), dataset="checks")
+        fixed = (work / "ledger.py").read_text()
+        (outside / "ledger.py").write_text(fixed)
+        (work / "ledger.py").unlink()
+        (work / "ledger.py").symlink_to(outside / "ledger.py")
+        linked = call(op="score", unit="fix-bug", dir=str(work), dataset="checks", answer="done", sandbox=sandbox)
+        assert linked["passed"] is False and "outside the workspace" in linked["detail"]["found"]
+        (work / "ledger.py").unlink()
+        (work / "ledger.py").write_text(fixed)
+        real = call(op="score", unit="fix-bug", dir=str(work), dataset="checks", answer="done", sandbox=sandbox)
+        assert real["passed"] is True, real  # the same code, a regular file: the test passes in the container
+        assert setup["prompt"]
+    finally:
+        driver.stdin.close()
+        driver.wait(30)
+    subprocess.run(["docker", "rm", "-f", *labelled("link-test")["containers"]], capture_output=True)
+
+
+def reader(request: FakeRequest) -> Reply:
+    """A model reading a memory: the code the memory gives for the depot asked about."""
+    prompt = request.last_user_message or ""
+    depot = re.search(r"for the (\w+) depot\?", prompt)
+    code = re.search(rf"the gate code for the {depot.group(1)} depot is (\S+)\.", prompt) if depot else None
+    return Reply(text=code.group(1) if code else "I cannot find it.")
+
+
+def test_a_capability_runs_in_a_container_of_its_own(world):
+    env, fake, _ = world
+    fake.use(reader)
+    events = subprocess.Popen(["docker", "events", "--filter", "event=start", "--filter", "label=nullius.job=bm25-docker",
+                               "--format", "{{.Actor.Attributes.name}}"], stdout=subprocess.PIPE, text=True)
+    try:
+        result = run_cli(["run", "recall", "bm25", *model_args(fake), "--job-name", "bm25-docker"],
+                         {**env, "NULLIUS_CATALOGUE": str(REPO / "tests" / "fixtures" / "catalogue")})
+        time.sleep(1)
+    finally:
+        events.terminate()
+    assert result.code == 0, result.output
+    jobs = Path(env["NULLIUS_JOBS_DIR"]) / "bm25-docker"
+    outcomes = {p.parent.name: json.loads(p.read_text())["standard"]["outcome"] for p in jobs.glob("*/result.json")}
+    assert outcomes == {f"u000{i}": "passed" for i in range(4)}
+    started = events.communicate(timeout=30)[0].split()
+    assert sorted(n.rsplit("-", 2)[-2:][0] for n in started) == [f"u000{i}" for i in range(4)]
+    assert all(n.endswith("-capability") for n in started)
+    assert labelled("bm25-docker") == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_without_docker_the_run_says_what_it_needs(world, tmp_path):
+    env, _, _ = world
+    result = run_cli(["run", "humaneval", "oracle", "--backend", "docker", "--limit", "1"], {**env, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"})
+    assert result.code == 2
+    assert "needs docker" in result.stderr and "apt-get install docker.io" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_base_image_is_built_once(world):
+    env, _, _ = world
+    first = run_cli(["docker", "base"], env)
+    again = run_cli(["docker", "base"], env)
+    assert first.code == 0 and again.code == 0
+    assert first.stdout.strip() == again.stdout.strip() and first.stdout.startswith("nullius/base:")
+    assert "state=cached" in again.stderr
+    labels = json.loads(docker("image", "inspect", first.stdout.strip()))[0]["Config"]["Labels"]
+    assert labels["nullius.base"] == first.stdout.strip()
