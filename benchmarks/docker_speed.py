@@ -81,8 +81,9 @@ def main() -> None:
                     name = f"{case}-{backend}-{run}".replace(" ", "-")
                     got = measure([*NULLIUS, *argv, *extra, "--limit", str(args.units), "-j", str(args.j), "--job-name", name], root, env)
                     job = Path(env["NULLIUS_JOBS_DIR"]) / name
-                    if got["returncode"] != 0 or len(list(job.glob("*/result.json"))) != args.units:
-                        raise SystemExit(f"{name} failed: {got['stderr'][-2000:]}")
+                    errors = [r for r in job.glob("*/result.json") if json.loads(r.read_text()).get("exception_info")]
+                    if got["returncode"] != 0 or len(list(job.glob("*/result.json"))) != args.units or errors:
+                        raise SystemExit(f"{name} failed ({len(errors)} trials with errors, kept in {root}): {got['stderr'][-2000:]}")
                     row = rows.setdefault((case, backend), {"wall": [], "trial": []})
                     row["wall"].append(got["wall_s"])
                     row["trial"].append(statistics.median(trial_seconds(job)))

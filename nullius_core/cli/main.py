@@ -17,10 +17,11 @@ from nullius_core.cli.plugin_commands import paths, plugins
 from nullius_core.cli.fake_model_command import fake_model
 from nullius_core.cli.relay_command import relay
 from nullius_core.cli.run_commands import conform_cmd, data_group, merge_cmd, prove_cmd, run
+from nullius_core.cli.secrets_command import secrets_group
 from nullius_core.logs import configure_logging
 from nullius_core.plugins.manager import PluginError
 
-BUILTIN = [list_, check, fit_, new, plugins, paths, run, prove_cmd, conform_cmd, merge_cmd, data_group, relay, fake_model]
+BUILTIN = [list_, check, fit_, new, plugins, paths, run, prove_cmd, conform_cmd, merge_cmd, data_group, relay, fake_model, secrets_group]
 
 
 class NulliusGroup(click.Group):

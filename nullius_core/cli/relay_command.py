@@ -36,8 +36,9 @@ def relay() -> None:
 @click.option("--timeout", "call_seconds", type=float, help="Cut a call past this many seconds.")
 @click.option("--record", "record_dir", type=click.Path(path_type=Path, file_okay=False), help="Where calls.jsonl and the rest go.")
 @click.option("--unit", default="main", show_default=True, help="The route's name: /<unit>/v1/...")
+@click.option("--token-env", metavar="NAME", help="Take the route's token from this variable (default: a new one).")
 @refusals
-def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit) -> None:  # type: ignore[no-untyped-def]
+def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit, token_env) -> None:  # type: ignore[no-untyped-def]
     """Serve one relay; print {"base_url", "token"} as one JSON line when ready.
 
     The provider's key comes from its variable (such as OPENAI_API_KEY), or
@@ -56,10 +57,13 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
     except upstreams.RelayRefused as exc:
         raise Refused(f"relay refused: {exc}") from None
     folder = record_dir or session.paths.jobs_dir / datetime.now(timezone.utc).strftime("relay-%Y-%m-%d__%H-%M-%S")
-    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit))
+    token = os.environ.get(token_env) if token_env else None
+    if token_env and not token:
+        raise Refused(f"--token-env {token_env}: the variable is not set")
+    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit, token))
 
 
-async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit) -> None:  # type: ignore[no-untyped-def]
+async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit, token=None) -> None:  # type: ignore[no-untyped-def]
     relay_server = Relay(upstream, upstreams.apis(session, upstream))
     try:
         await relay_server.start(host, port)
@@ -67,7 +71,7 @@ async def _serve(session, upstream, pins, model, side_models, host, port, call_s
         await relay_server.stop()
         sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         sys.exit(2)
-    route = relay_server.add_route(unit, folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
+    route = relay_server.add_route(unit, folder, token=token, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
     sys.stdout.write(json.dumps({"base_url": relay_server.url(unit), "token": route.token, "record": str(folder)}) + "\n")
     sys.stdout.flush()
     stop = asyncio.Event()

@@ -64,6 +64,11 @@ class Route:
     idle: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
+def new_token() -> str:
+    """A route's token: it opens that route alone."""
+    return "nlr-" + secrets.token_urlsafe(24)
+
+
 def _error(status: int, kind: str, message: str) -> web.Response:
     return web.json_response({"error": {"type": kind, "message": message}}, status=status)
 
@@ -133,8 +138,8 @@ class Relay:
         for route in self.routes.values():
             route.recorder.close()
 
-    def add_route(self, unit: str, folder: Path, **options: Any) -> Route:
-        token = "nlr-" + secrets.token_urlsafe(24)
+    def add_route(self, unit: str, folder: Path, token: str | None = None, **options: Any) -> Route:
+        token = token or new_token()
         self.cleaner.add(token)
         route = Route(unit=unit, token=token, recorder=Recorder(folder, self.cleaner, self.keep_bodies), **options)
         self.routes[unit] = route

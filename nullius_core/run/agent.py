@@ -27,6 +27,7 @@ class AgentLaunch:
     stderr: Path
     label: str
     reads: tuple[Path, ...] = ()  # folders it reads at their paths here: its install and definition folder
+    licence_files: tuple[tuple[Path, str], ...] = ()  # (the 0600 file here, the path a container mounts it at)
 
 
 class AgentProcess(Protocol):

@@ -55,7 +55,7 @@ def _machine_path(install: Path | None) -> str:
     return os.pathsep.join(parts)
 
 
-def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str, model: str, trial: TrialDir) -> AgentLaunch:
+def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str, model: str, trial: TrialDir, handout: Any = None) -> AgentLaunch:
     agent = prepared.agent
     resolved = agent.resolved
     install = Path(agent.install_dir) if agent.install_dir else None
@@ -91,8 +91,13 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(fill(text, slots), encoding="utf-8")
     argv = [fill(a, slots) for a in resolved.start]
+    licence_files: tuple[tuple[Path, str], ...] = ()
+    if handout is not None:  # the environment's licences: in memory, never in a file of the agent's
+        env.update(handout.env())
+        licence_files = tuple((f.host, f.secret.path or "") for f in handout.files)
     reads = tuple(p for p in (install, Path(agent.entry.folder)) if p is not None)
-    return AgentLaunch(argv=argv, env=env, cwd=place.workspace, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads)
+    return AgentLaunch(argv=argv, env=env, cwd=place.workspace, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads,
+                       licence_files=licence_files)
 
 
 def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntry]:
@@ -129,6 +134,7 @@ async def converse(
     prompt: str,
     setup: dict[str, Any],
     base: dict[str, Any],
+    handout: Any = None,
 ) -> AgentRun:
     agent = prepared.agent
     resolved = agent.resolved
@@ -170,7 +176,7 @@ async def converse(
     room = await backend.open_room(relay, trial.name, trial.work / "relay", place, route)
     try:
         conversation = attrs.evolve(conversation, mcp_servers=room.mcp_servers(conversation.mcp_servers))
-        launch = agent_launch(prepared, place, room.url, room.token, model, trial)
+        launch = agent_launch(prepared, place, room.url, room.token, model, trial, handout)
         protocol = agent.protocol.factory()
         process = await room.start_agent(launch)
         try:

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
+    from nullius_core.licences.handout import Handout
     from nullius_core.paths import Paths
     from nullius_core.relay.server import Relay
     from nullius_core.run.agent import AgentLaunch, AgentProcess, McpServerEntry
     from nullius_core.run.driver import DriverLaunch
+    from nullius_core.run.environments import UnitEnvironment
     from nullius_core.run.progress import Progress
 
 
@@ -38,6 +40,8 @@ class UnitPlace:
     workspace: Path
     home: Path
     sandbox: dict[str, Any] | None = None
+    environment: Any = None  # the unit's UnitEnvironment (nullius_core.run.environments), None for the base
+    image: str | None = None  # the image the unit's parts run in, where the backend has images
 
 
 @attrs.frozen(kw_only=True)
@@ -86,6 +90,13 @@ class Backend(Protocol):
         """What config.json records of the backend (its name, its image)."""
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace: ...
+
+    async def use_environment(self, place: UnitPlace, environment: UnitEnvironment | None, participant: str, handout: Handout | None) -> UnitPlace:
+        """After setup: the unit's place in its environment (None: the base); raise ValueError to refuse the unit.
+
+        `participant` is "control", "agent" or "capability"; `handout` the
+        agent's licences (values by name, files), for the room to pass on.
+        """
 
     async def open_room(self, relay: Relay, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> AgentRoom:
         """A room for the unit's agent; `record` is where its relay route's calls go."""

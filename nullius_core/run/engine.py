@@ -23,6 +23,8 @@ from nullius_core import __version__, aio
 from nullius_core.jobs import stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.licences import SecretStore, declared_secrets
+from nullius_core.licences.handout import hand_out, remove_run
 from nullius_core.run.backend import RunContext
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
@@ -94,6 +96,12 @@ class Engine:
             raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
         state = "finished"
         relay = None
+        # the driver's licences (to: driver) that are set: in its environment, files under /dev/shm
+        store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
+        wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
+        licences = hand_out(store, wanted, "driver", job.name, allow_missing=True)
+        if licences.values or licences.files:
+            prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
         try:
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
@@ -118,6 +126,7 @@ class Engine:
                 model=self.spec.model,
                 standard=trial_standard(config["standard"]),
                 relay=relay,
+                secrets_dir=self.session.paths.secrets_dir,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
             self._write_result(job, config, len(work), started, final=False, running=0)
@@ -129,6 +138,8 @@ class Engine:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             await asyncio.shield(self._close(backend))
+            licences.remove()
+            remove_run(job.name)
             if relay is not None:
                 await asyncio.shield(relay.stop())
         if not job.config_file.exists():

@@ -12,6 +12,7 @@ import math
 import traceback
 import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -31,6 +32,7 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
 from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
+from nullius_core.run import environments
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.prepare import Prepared
@@ -74,6 +76,7 @@ class RunFacts:
     model: str | None
     standard: dict[str, Any]
     relay: Any = None  # the run's Relay, for an agent run
+    secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
 
     @property
     def participant(self) -> str:
@@ -142,6 +145,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
     base = {"unit": work.unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
     agent_failure: ExceptionInfo | None = None
+    handout = None
+    place = None
     phase_start = started
     try:
         place = await backend.prepare_unit(trial.workspace, trial.home)
@@ -154,6 +159,13 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             wanted = "a question (and sessions)" if capability_bench else "a prompt string"
             raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
         await asyncio.to_thread(commit_setup, place.workspace)
+        try:
+            place, handout = await environments.enter(facts, backend, place, setup, trial.name)
+        except environments.EnvironmentProblem as exc:
+            place = attrs.evolve(place, environment=exc.environment)
+            raise TrialError(exc.kind, str(exc)) from None
+        if place.sandbox is not None:  # in the unit's own image, now that its environment is known
+            base = {**base, "sandbox": place.sandbox}
         timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
         if prepared.agent is not None and prepared.agent.resolved.family == "capability":
@@ -162,7 +174,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
         elif prepared.agent is not None:
             try:
-                agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base)
+                agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base, handout)
             except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
                 raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
             except TurnError as exc:
@@ -200,9 +212,11 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         exception = _info("CauseUnknownError", f"{type(exc).__name__}: {exc}", traceback.format_exc())
     finally:
         driver.log_to(None)
+        if handout is not None:
+            handout.remove()  # the licence files end with the part that had them
     finished = utcnow()
     exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
-    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run, cap_run)
+    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run, cap_run, place)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
@@ -252,6 +266,7 @@ def _write(
     score: dict[str, Any] | None,
     agent_run: AgentRun | None = None,
     cap_run: CapabilityRun | None = None,
+    place: Any = None,
 ) -> TrialOutcome:
     prepared = facts.prepared
     kind = prepared.bench.standard.kind
@@ -297,6 +312,9 @@ def _write(
         "benchmark": prepared.bench.ref,
         "dataset": prepared.dataset_name,
     }
+    if place is not None and (place.environment is not None or place.image is not None):
+        own["environment"] = place.environment.name if place.environment is not None else None
+        own["image"] = place.image
     if agent_run is not None:
         own["agent"] = {
             "ref": prepared.agent.resolved.ref,

@@ -66,8 +66,8 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120) -> CliResult:
-    """Run `nullius ARGS` in a subprocess, as a user would."""
+def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120, input: str | None = None) -> CliResult:
+    """Run `nullius ARGS` in a subprocess, as a user would (`input`: what it reads on stdin)."""
     proc = subprocess.run(
         [sys.executable, "-m", "nullius_core", *args],
         env=dict(env),
@@ -75,5 +75,6 @@ def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, ti
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=input,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)

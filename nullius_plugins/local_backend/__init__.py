@@ -7,6 +7,8 @@ It is not a sandbox. Controls need no consent; an agent run needs
 from __future__ import annotations
 
 from pathlib import Path
+
+import attrs
 from typing import Any
 
 from nullius_core import hookimpl
@@ -29,6 +31,14 @@ class LocalBackend:
 
     async def start(self, context: RunContext) -> None:
         return None
+
+    async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
+        # the machine is the base: another environment only where the benchmark says it is fine (local_ok)
+        if environment is not None and participant != "control" and not environment.definition.local_ok:
+            raise ValueError(
+                f"the environment {environment.name!r} runs only on a backend with images (its local_ok is false): use --backend docker"
+            )
+        return attrs.evolve(place, environment=environment)
 
     def capability_launch(self, launch: Any, reads: Any, unit: str) -> Any:
         return launch  # a process of this machine, as you

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_core.run.driver import DriverLaunch
 
-from nullius_backend_docker import dockercli, image, mounts, sweep
+from nullius_backend_docker import dockercli, envimage, image, mounts, sweep
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
 from nullius_backend_docker.room import DockerRoom, hardened
@@ -41,18 +42,24 @@ class DockerBackend:
         self._forwarders: dict[tuple[str, int], LoopbackForwarder] = {}
         self._lock = asyncio.Lock()
         self._relays: set[str] = set()
+        self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._later: set[asyncio.Future[None]] = set()
+        self._announced: set[tuple[str, str]] = set()
+        self.progress: Any = None
+        self.images_dir = Path("/tmp")
 
     async def start(self, context: RunContext) -> None:
         self.job = context.job
         # names stay short and unique per job; the label carries the job's whole name
         self.prefix = "nullius-" + hashlib.sha256(context.job.encode()).hexdigest()[:10]
-        progress = context.progress
+        progress = self.progress = context.progress
 
         def say(state: str, fields: dict[str, Any]) -> None:
             progress.stage("install", base_image=fields.get("image", ""), state=state,
                            **{k: v for k, v in fields.items() if k != "image"})
 
-        self.image = await asyncio.to_thread(image.ensure_base, context.paths.standard_dir / "images", say)
+        self.images_dir = context.paths.standard_dir / "images"
+        self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say)
 
     def labels(self, unit: str | None = None) -> list[str]:
         out = ["--label", f"nullius.job={self.job}"]
@@ -73,13 +80,38 @@ class DockerBackend:
         workspace.mkdir(parents=True, exist_ok=True)
         home.mkdir(parents=True, exist_ok=True)
         init_repository(workspace)
-        return UnitPlace(workspace=workspace, home=home, sandbox=self.sandbox())
+        return UnitPlace(workspace=workspace, home=home, sandbox=self.sandbox(), image=self.image)
 
-    def sandbox(self) -> dict[str, Any]:
+    async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
+        """The unit's environment's image (built when a unit first asks), for its agent and its checks."""
+        if environment is None:
+            return place
+        definition = environment.definition
+        if definition.image == "own":
+            raise ValueError(f"the environment {environment.name!r} is an own image, which this backend does not run yet")
+        if handout is not None and handout.servers:
+            names = ", ".join(s.name for s in handout.servers)
+            raise ValueError(f"licence servers (kind server: {names}) are not passed by this backend yet")
+        key = (environment.benchmark, environment.name)
+        progress = self.progress
+
+        def say(state: str, tag: str) -> None:
+            if progress is not None and (state != "cached" or key not in self._announced):
+                self._announced.add(key)
+                progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
+
+        async with self._env_locks.setdefault(key, asyncio.Lock()):  # the first unit builds it; the others wait
+            tag = await asyncio.to_thread(
+                envimage.ensure, environment.benchmark, environment.name, environment.folder, definition.dockerfile or "",
+                list(definition.files or []), self.image, environment.log, self.images_dir, say,
+            )
+        return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag))
+
+    def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
         """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""
         argv = [dockercli.docker_binary(), "run", "--rm", "-i", "--network", "none", *hardened(self.user), *self.labels(),
                 "--memory", CHECK_MEMORY, "--pids-limit", CHECK_PIDS, "--tmpfs", "/tmp:size=64m", "--read-only"]
-        return {"kind": "docker", "argv": argv, "image": self.image}
+        return {"kind": "docker", "argv": argv, "image": image_tag or self.image}
 
     async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> DockerRoom:
         room = DockerRoom(self, relay, unit, record, place, route)
@@ -108,6 +140,12 @@ class DockerBackend:
             docker += ["-e", key]  # by name: values stay off the argument list
         cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
         return DriverLaunch(argv=[*docker, self.image, *argv], env=cli_env, cwd=launch.cwd, label=f"{launch.label} in docker")
+
+    def later(self, work: Any) -> None:
+        """Removal off a unit's path: awaited before the run's sweep."""
+        task = asyncio.ensure_future(work)
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
 
     def allow(self, address: str) -> None:
         """A relay's address on the default bridge: the forwarders answer it (and no agent's)."""
@@ -139,6 +177,8 @@ class DockerBackend:
         return urllib.parse.urlunsplit(parts._replace(netloc=f"host.docker.internal:{forwarded}"))
 
     async def close(self) -> None:
+        if self._later:
+            await asyncio.gather(*self._later, return_exceptions=True)
         for forwarder in self._forwarders.values():
             await forwarder.close()
         if self.job:

@@ -18,7 +18,7 @@ INSTALL_HINT = (
 )
 
 
-class DockerError(Exception):
+class DockerError(OSError):
     """A docker command failed, or docker is not there; the message says which and why."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nullius_core.run.agent import AgentLaunch, McpServerEntry
+from nullius_core.relay.server import new_token
 from nullius_core.run.backend import RouteOptions, UnitPlace
 
 from nullius_backend_docker import dockercli, mounts
@@ -37,6 +38,7 @@ RELAY_PORT = 8080
 DOOR_PORT = 9000
 READY_SECONDS = 60
 KEY_VARIABLE = "NULLIUS_RELAY_UPSTREAM_KEY"
+TOKEN_VARIABLE = "NULLIUS_RELAY_TOKEN"
 
 
 def hardened(user: str) -> list[str]:
@@ -62,25 +64,30 @@ class DockerRoom:
         self._door = False
         self._agent: ContainerProcess | None = None
         self._relay_address = ""
+        self._ready: asyncio.Future[None] | None = None
 
     # --- opening ---------------------------------------------------------------
 
     async def open(self) -> None:
+        """The network, then the relay starting: the agent's container is made while the relay boots."""
         await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
-        await self._start_relay()
+        await self._spawn_relay()
+        self._ready = asyncio.ensure_future(self._relay_ready())
 
-    async def _start_relay(self) -> None:
+    async def _spawn_relay(self) -> None:
         upstream = self.relay.upstream
         self.record.mkdir(parents=True, exist_ok=True)
         base_url = await self.backend.upstream_url(upstream.base_url)
         name = f"{self.prefix}-relay"
+        self.token = new_token()
         argv = [
             "run", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", "relay",
             *hardened(self.backend.user), "--read-only", "--tmpfs", "/tmp",
             "--add-host", "host.docker.internal:host-gateway",
-            "-e", "HOME=/tmp", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "NULLIUS_DISABLE_PLUGINS=docker-backend",
+            "-e", "HOME=/tmp", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "NULLIUS_PLUGINS=model-apis,providers",
+            "-e", TOKEN_VARIABLE,
         ]
-        env: dict[str, str] = {}
+        env: dict[str, str] = {TOKEN_VARIABLE: self.token}
         if upstream.key:
             argv += ["-e", KEY_VARIABLE]  # by name: the value is in the CLI's environment, never on an argument list
             env[KEY_VARIABLE] = upstream.key
@@ -89,7 +96,7 @@ class DockerRoom:
         argv += ["--volume", f"{self.record}:{self.record}", self.backend.image]
         argv += [sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", upstream.provider.name,
                  "--base-url", base_url, "--unit", self.unit, "--host", "0.0.0.0", "--port", str(RELAY_PORT),
-                 "--record", str(self.record)]
+                 "--record", str(self.record), "--token-env", TOKEN_VARIABLE]
         if self.route.model:
             argv += ["--model", self.route.model]
         for side in sorted(self.route.side_models):
@@ -101,16 +108,18 @@ class DockerRoom:
             dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=self._relay_err, env=dockercli._env(env), start_new_session=True,
         )
-        assert self._relay_proc.stdout is not None
+
+    async def _relay_ready(self) -> None:
+        assert self._relay_proc is not None and self._relay_proc.stdout is not None
+        name = f"{self.prefix}-relay"
         try:
             line = await asyncio.wait_for(self._relay_proc.stdout.readline(), READY_SECONDS)
             ready = json.loads(line) if line else None
         except (asyncio.TimeoutError, ValueError):
             ready = None
-        if not isinstance(ready, dict) or not isinstance(ready.get("token"), str):
+        if not isinstance(ready, dict) or ready.get("token") != self.token:
             tail = (self.record / "relay-container.log").read_text(errors="replace")[-600:]
             raise DockerError(f"the unit's relay sidecar did not start: {tail or 'no output'}")
-        self.token = ready["token"]
         # on the default bridge too: the relay's way to the provider; the unit's network has none
         await dockercli.arun(["network", "connect", "bridge", name], timeout=60)
         address = await dockercli.arun(["inspect", "--format", "{{.NetworkSettings.Networks.bridge.IPAddress}}", name], timeout=60)
@@ -150,31 +159,47 @@ class DockerRoom:
     # --- the agent ---------------------------------------------------------------
 
     async def start_agent(self, launch: AgentLaunch) -> ContainerProcess:
-        if self._mcp is not None and not self._door:
-            await self._start_door()
         name = f"{self.prefix}-agent"
         reads = mounts.outermost(launch.reads)
         path = [str(p / sub) for p in reads for sub in ("node_modules/.bin", ".venv/bin") if (p / sub).is_dir()]
         env = {**launch.env, "PATH": ":".join([*path, IMAGE_PATH])}
-        argv = ["run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", self.network,
+        for host, inside in launch.licence_files:
+            for key, value in list(env.items()):
+                if value == str(host):
+                    env[key] = inside
+        argv = ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
                 *hardened(self.backend.user), "--workdir", str(launch.cwd)]
         for folder in mounts.outermost([launch.cwd, launch.home]):
             argv += ["--volume", f"{folder}:{folder}"]
         for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)]):
             argv += ["--volume", f"{folder}:{folder}:ro"]
-        if self._door:
+        if self._mcp is not None:
             argv += ["--volume", f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro"]
+        for host, inside in launch.licence_files:  # a licence file, read-only at its path; its variable points there
+            argv += ["--volume", f"{host}:{inside}:ro"]
         for key in sorted(env):
             argv += ["-e", key]  # by name: values stay off the argument list
-        argv += [self.backend.image, *launch.argv]
+        argv += [self.place.image or self.backend.image, *launch.argv]
         cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
         cli_env.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
-        self._agent = await ContainerProcess.start(name, argv, cli_env, launch.stderr)
+        # made and started while the relay boots (and the door starts): the agent calls its model only once
+        # it has its prompt, which it gets after this returns, when the relay answers
+        async def agent() -> None:
+            await dockercli.arun(argv, env=cli_env, timeout=120)
+            self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
+
+        steps = [agent(), self._ready]
+        if self._mcp is not None and not self._door:
+            steps.append(self._start_door())
+        await asyncio.gather(*steps)
+        assert self._agent is not None
         return self._agent
 
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
+        if self._ready is not None and not self._ready.done():
+            self._ready.cancel()
         if self._relay_address:
             self.backend.disallow(self._relay_address)
         if self._relay_proc is not None:
@@ -184,8 +209,12 @@ class DockerRoom:
                 await asyncio.wait_for(self._relay_proc.wait(), 15)
             if self._relay_err is not None:
                 self._relay_err.close()
+        if self._mcp is not None:
+            await self._mcp.close()
+        # the unit's record is complete; what is left is removed off the unit's path, before the run ends
+        self.backend.later(self._remove())
+
+    async def _remove(self) -> None:
         names = [f"{self.prefix}-{part}" for part in ("agent", "door", "relay")]
         await dockercli.arun(["rm", "-f", *names], timeout=60, check=False)
         await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)
-        if self._mcp is not None:
-            await self._mcp.close()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from nullius_core.testing import isolated_env, run_cli
-from nullius_core.testing.fake_model import FakeRequest, Reply, running_fake_model
+from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall, running_fake_model
 
 from nullius_backend_docker import dockercli
 
@@ -307,3 +307,82 @@ def test_the_base_image_is_built_once(world):
     assert "state=cached" in again.stderr
     labels = json.loads(docker("image", "inspect", first.stdout.strip()))[0]["Config"]["Labels"]
     assert labels["nullius.base"] == first.stdout.strip()
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
+LICENCE_KEY = "lic-key-for-the-tool-9f8e7d6c5b4a"
+LICENCE_FILE = "LICENSED TO: the docker backend's tests\n"
+MARKER = "the tool layer is here"
+
+
+def licensed_player(request: FakeRequest) -> Reply:
+    """A model that looks at its environment with the reference agent's run_command, then says the marker."""
+    result = request.last_tool_result
+    if result is None:
+        command = ('cat /opt/nullius-env/marker.txt; cat "$TOOL_LICENSE_PATH"; echo "path=$TOOL_LICENSE_PATH"; '
+                   'printf %s "$TOOL_LICENSE_KEY" | sha256sum')
+        return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
+    text = result if isinstance(result, str) else json.dumps(result)
+    return Reply(text=MARKER if MARKER in text else "no marker")
+
+
+def test_environments_are_layers_built_once_and_licences_reach_only_their_part(world, tmp_path):
+    import hashlib
+    import stat
+
+    env, fake, _ = world
+    env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES), "SECRETS_DIR": str(tmp_path / "secrets")}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+
+    def trials(job: str) -> dict[str, dict]:
+        return {p.parent.name: json.loads(p.read_text()) for p in (jobs / job).glob("*/result.json")}
+
+    # without its licences the licensed unit is not run, a setup error; the others run in their images
+    result = run_cli(["run", "envbench", "oracle", "--backend", "docker", "--job-name", "env-oracle"], env)
+    assert result.code == 0, result.output
+    found = trials("env-oracle")
+    assert {u: t["standard"]["outcome"] for u, t in found.items()} == {"u0000": "passed", "u0001": "passed", "u0002": "error"}
+    assert found["u0002"]["exception_info"]["exception_type"] == "EnvironmentSecretMissingError"
+    assert found["u0002"]["exception_info"]["exception_message"] == "not run: needs TOOL_LICENSE_KEY, TOOL_LICENSE_FILE, SCORER_TOKEN"
+    assert found["u0002"]["standard"]["environment"] == "licensed"
+    assert found["u0001"]["standard"]["environment"] == "tool" and found["u0001"]["standard"]["image"].startswith("nullius/env-envbench-tool:")
+    assert found["u0000"]["standard"]["image"].startswith("nullius/base:")
+    assert (jobs / "env-oracle" / ".work" / "env-tool.log").exists()
+
+    # on the local backend an agent's unit in an environment that is not local_ok is refused, the base runs
+    local = run_cli(["run", "envbench", "reference", *model_args(fake)[:-2], "--unsandboxed", "--job-name", "env-local"], env)
+    assert local.code == 0, local.output
+    refused = trials("env-local")["u0001"]["exception_info"]
+    assert refused["exception_type"] == "EnvironmentSetupError" and "local_ok" in refused["exception_message"]
+
+    # licences: set from stdin or a file, kept 0600 in a 0700 folder, an index without values
+    assert run_cli(["secrets", "set", "envbench", "NOT_DECLARED"], env, input="x").code == 2
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY"], env, input=LICENCE_KEY + "\n").code == 0
+    licence = tmp_path / "licence.lic"
+    licence.write_text(LICENCE_FILE)
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_FILE", "--file", str(licence)], env).code == 0
+    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN"], env, input="scorer-token-123456").code == 0
+    folder = tmp_path / "secrets" / "envbench"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {
+        "TOOL_LICENSE_KEY": 0o600, "TOOL_LICENSE_FILE": 0o600, "SCORER_TOKEN": 0o600, "index.json": 0o600}
+    listed = run_cli(["secrets", "list", "envbench", "--json"], env)
+    assert LICENCE_KEY not in listed.stdout and all(row["set"] for row in json.loads(listed.stdout))
+    assert LICENCE_KEY not in (folder / "index.json").read_text()
+
+    # the agent's container gets the key by name and the file at its path; the driver its token
+    fake.use(licensed_player)
+    result = run_cli(["run", "envbench", "reference", *model_args(fake), "--job-name", "env-agent"], env)
+    assert result.code == 0, result.output
+    found = trials("env-agent")
+    assert found["u0001"]["standard"]["outcome"] == "passed" and found["u0002"]["standard"]["outcome"] == "passed"
+    score = json.loads((jobs / "env-agent" / "u0002" / "verifier" / "score.json").read_text())
+    assert score["detail"]["scorer_token_set"] is True
+    seen = (jobs / "env-agent" / "u0002" / "agent" / "acp.jsonl").read_text()
+    assert "LICENSED TO: the docker backend" in seen and "path=/opt/tool/license.lic" in seen
+    assert hashlib.sha256(LICENCE_KEY.encode()).hexdigest() in seen
+    unlicensed = (jobs / "env-agent" / "u0001" / "agent" / "acp.jsonl").read_text()
+    assert "LICENSED TO" not in unlicensed and hashlib.sha256(LICENCE_KEY.encode()).hexdigest() not in unlicensed
+    leaked = subprocess.run(["grep", "-rlF", LICENCE_KEY, str(jobs / "env-agent")], capture_output=True, text=True)
+    assert leaked.stdout == ""  # never in a record, a config or a log
+    assert not Path("/dev/shm/nullius-env-agent").exists()  # the licence files went with their part

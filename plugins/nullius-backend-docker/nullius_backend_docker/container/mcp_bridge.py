@@ -9,11 +9,20 @@ import os
 import socket
 import sys
 import threading
+import time
 
 
 def main():
     host, _, port = os.environ["NULLIUS_MCP_AT"].rpartition(":")
-    conn = socket.create_connection((host, int(port)), timeout=30)
+    deadline = time.monotonic() + 30
+    while True:  # the door may still be starting when the agent starts its servers
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=30)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
     conn.settimeout(None)
     conn.sendall(os.environ["NULLIUS_MCP_SERVER"].encode() + b"\n")
 

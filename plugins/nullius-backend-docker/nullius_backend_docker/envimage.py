@@ -1,0 +1,131 @@
+"""A benchmark's environment as an image: its Dockerfile (no FROM: Nullius writes it) layered on the base image.
+
+`ADD` is refused and `COPY` takes only the files the environment lists,
+which are the build's whole context. The tag is
+`nullius/env-<benchmark>-<name>:<hash>`, the sha256 of the base, the
+Dockerfile and each listed file: built when a unit first asks, once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from nullius_backend_docker import dockercli
+from nullius_backend_docker.dockercli import DockerError
+
+INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s*(.*)$")
+
+
+def _instructions(text: str) -> list[tuple[int, str, str]]:
+    """(line, keyword, arguments), continuation lines joined, comments dropped."""
+    out, pending, start = [], "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        whole, pending = pending + line, ""
+        match = INSTRUCTION.match(whole)
+        if match:
+            out.append((start, match.group(1).upper(), match.group(2).strip()))
+    return out
+
+
+def problems(dockerfile: str, files: list[str], where: str) -> list[str]:
+    """What makes this Dockerfile unfit to be layered on the base image; each names the line."""
+    found = []
+    allowed = {str(Path(f)) for f in files}
+    for line, keyword, args in _instructions(dockerfile):
+        if keyword == "FROM":
+            found.append(f"{where}:{line}: FROM is not allowed: Nullius layers the Dockerfile on the base image itself")
+        elif keyword == "ADD":
+            found.append(f"{where}:{line}: ADD is refused: use COPY of a file the environment lists")
+        elif keyword == "COPY":
+            try:
+                words = shlex.split(args)
+            except ValueError as exc:
+                found.append(f"{where}:{line}: COPY cannot be read: {exc}")
+                continue
+            flags = [w for w in words if w.startswith("--")]
+            sources = [w for w in words if not w.startswith("--")][:-1]
+            if any(f.startswith("--from") for f in flags):
+                found.append(f"{where}:{line}: COPY --from is refused: only the listed files enter the build")
+            for source in sources:
+                if str(Path(source)) not in allowed:
+                    found.append(f"{where}:{line}: COPY of {source!r}, which the environment's files do not list")
+    return found
+
+
+def tag_for(benchmark: str, name: str, base: str, dockerfile: bytes, files: dict[str, bytes]) -> str:
+    digest = hashlib.sha256(base.encode() + b"\0" + dockerfile)
+    for relative in sorted(files):
+        digest.update(b"\0" + relative.encode() + b"\0" + hashlib.sha256(files[relative]).digest())
+    safe = re.sub(r"[^a-z0-9._-]+", "-", f"{benchmark}-{name}".lower()).strip("-.")
+    return f"nullius/env-{safe}:{digest.hexdigest()[:12]}"
+
+
+def ensure(
+    benchmark: str, name: str, folder: Path, dockerfile: str, files: list[str], base: str, log: Path, images_dir: Path,
+    say: Callable[[str, str], None] = lambda state, tag: None,
+) -> str:
+    """The environment's image, built first if it is not there; a DockerError says why it cannot be.
+
+    The job's log says which image it was, and holds the build's output when it was built.
+    """
+    source = folder / dockerfile
+    where = str(source)
+    try:
+        text = source.read_bytes()
+        contents = {relative: (folder / relative).read_bytes() for relative in files}
+    except OSError as exc:
+        raise DockerError(f"the environment {name!r} cannot be read: {exc}") from None
+    found = problems(text.decode("utf-8", "replace"), files, where)
+    if found:
+        raise DockerError("; ".join(found))
+    tag = tag_for(benchmark, name, base, text, contents)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if dockercli.image_exists(tag):
+        _note(log, f"{tag}: built before, used as it is")
+        say("cached", tag)
+        return tag
+    images_dir.mkdir(parents=True, exist_ok=True)
+    with open(images_dir / "env.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if dockercli.image_exists(tag):
+            _note(log, f"{tag}: built before, used as it is")
+            say("cached", tag)
+            return tag
+        say("start", tag)
+        _note(log, f"{tag}: building on {base}")
+        with tempfile.TemporaryDirectory(prefix="nullius-env-") as scratch:
+            context = Path(scratch)
+            for relative, data in contents.items():
+                (context / relative).parent.mkdir(parents=True, exist_ok=True)
+                (context / relative).write_bytes(data)
+            (context / "Dockerfile.nullius").write_bytes(f"FROM {base}\n".encode() + text + b"\n")
+            with open(log, "ab") as out:
+                done = subprocess.run(
+                    [dockercli.docker_binary(), "build", "--label", f"nullius.environment={benchmark}/{name}", "-f",
+                     str(context / "Dockerfile.nullius"), "-t", tag, str(context)],
+                    stdout=out, stderr=subprocess.STDOUT, timeout=3600,
+                )
+        if done.returncode != 0:
+            say("failed", tag)
+            raise DockerError(f"the environment {name!r} did not build (docker build exit {done.returncode}); see {log}")
+    say("done", tag)
+    return tag
+
+
+def _note(log: Path, line: str) -> None:
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"[nullius] {line}\n")
