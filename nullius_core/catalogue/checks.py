@@ -25,6 +25,7 @@ from nullius_core.definitions import (
     UpstreamSettings,
     load,
 )
+from nullius_core.definitions.dockerfile import layer_problems
 from nullius_core.definitions.problems import child_path
 from nullius_core.ports.model import Port
 
@@ -47,6 +48,32 @@ def check_entry(entry: Entry, ports: Mapping[str, Port]) -> list[Problem]:
     return check_file(entry.file, ports)
 
 
+def _environments(path: Path, standard: Standard) -> list[Problem]:
+    """Each environment's Dockerfile and files are there, inside the folder, and the Dockerfile is a layer; one kind per secret."""
+    problems: list[Problem] = []
+    folder = path.parent.resolve()
+    kinds: dict[str, tuple[str, str]] = {}
+    for name, env in (standard.environments or {}).items():
+        at = child_path("$.environments", name)
+        for i, secret in enumerate(env.needs_secrets or []):
+            first = kinds.setdefault(secret.name, (secret.kind, name))
+            if first[0] != secret.kind:
+                problems.append(Problem(f"{at}.needs_secrets[{i}].kind", f"expected {first[0]!r}, as environment {first[1]!r} declares {secret.name}, found {secret.kind!r}", path))
+        for i, relative in enumerate(env.files or []):
+            target = (folder / relative).resolve()
+            if not target.is_relative_to(folder) or not target.is_file():
+                problems.append(Problem(f"{at}.files[{i}]", f"expected a file inside the benchmark's folder, found {relative!r}", path))
+        if env.dockerfile is None:
+            continue
+        dockerfile = (folder / env.dockerfile).resolve()
+        if not dockerfile.is_relative_to(folder) or not dockerfile.is_file():
+            problems.append(Problem(f"{at}.dockerfile", f"expected a file inside the benchmark's folder, found {env.dockerfile!r}", path))
+            continue
+        for line, why in layer_problems(dockerfile.read_text(errors="replace"), list(env.files or [])):
+            problems.append(Problem(f"{at}.dockerfile", f"{env.dockerfile}:{line}: {why}", path))
+    return problems
+
+
 def _standard(path: Path, standard: Standard, ports: Mapping[str, Port]) -> list[Problem]:
     problems: list[Problem] = []
     known = ", ".join(sorted(ports)) or "none registered"
@@ -67,6 +94,7 @@ def _standard(path: Path, standard: Standard, ports: Mapping[str, Port]) -> list
                         path,
                     )
                 )
+    problems += _environments(path, standard)
     if standard.kit is not None:
         return problems
     folder = path.parent

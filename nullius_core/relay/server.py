@@ -282,16 +282,20 @@ class Relay:
                     await out.prepare(request)
                     tap = api.tap(sent)
                     splitter = Splitter()
+                    caller = _Caller(out)
                     async for chunk in up.content.iter_any():
                         for event in splitter.feed(chunk):
                             chunks.append(event.raw)
                             if _tap(tap, event, record):
-                                await out.write(event.raw)
+                                await caller.write(event.raw)
                     rest = splitter.rest()
                     if rest:
                         chunks.append(rest)
-                        await out.write(rest)
-                    await out.write_eof()
+                        await caller.write(rest)
+                    await caller.write_eof()
+                    if caller.gone:
+                        # an SDK may hang up once it has the terminal event: the call is still recorded whole
+                        record["caller_gone"] = caller.gone
                     facts = tap.facts
                     record["ms_last_byte"] = _ms(t0)
                     return out, facts, b"".join(chunks).decode("utf-8", "replace")
@@ -323,6 +327,28 @@ class Relay:
         if out is not None:
             return out  # headers are sent: the cut stream simply ends
         return _error(status, kind, message)
+
+
+class _Caller:
+    """The caller's side of a stream: once it hangs up, the upstream is still read to its end and recorded."""
+
+    def __init__(self, out: web.StreamResponse):
+        self.out = out
+        self.gone: str | None = None
+
+    async def write(self, data: bytes) -> None:
+        if self.gone is None:
+            try:
+                await self.out.write(data)
+            except ConnectionResetError as exc:  # aiohttp's ClientConnectionResetError among them
+                self.gone = f"{type(exc).__name__}: {exc}"
+
+    async def write_eof(self) -> None:
+        if self.gone is None:
+            try:
+                await self.out.write_eof()
+            except ConnectionResetError as exc:
+                self.gone = f"{type(exc).__name__}: {exc}"
 
 
 def _tap(tap: Any, event: Any, record: dict[str, Any]) -> bool:

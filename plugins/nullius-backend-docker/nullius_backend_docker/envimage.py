@@ -11,59 +11,19 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import re
-import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from nullius_core.definitions.dockerfile import layer_problems
+
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
 
-INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s*(.*)$")
-
-
-def _instructions(text: str) -> list[tuple[int, str, str]]:
-    """(line, keyword, arguments), continuation lines joined, comments dropped."""
-    out, pending, start = [], "", 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if not pending and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if not pending:
-            start = number
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        whole, pending = pending + line, ""
-        match = INSTRUCTION.match(whole)
-        if match:
-            out.append((start, match.group(1).upper(), match.group(2).strip()))
-    return out
-
-
 def problems(dockerfile: str, files: list[str], where: str) -> list[str]:
-    """What makes this Dockerfile unfit to be layered on the base image; each names the line."""
-    found = []
-    allowed = {str(Path(f)) for f in files}
-    for line, keyword, args in _instructions(dockerfile):
-        if keyword == "FROM":
-            found.append(f"{where}:{line}: FROM is not allowed: Nullius layers the Dockerfile on the base image itself")
-        elif keyword == "ADD":
-            found.append(f"{where}:{line}: ADD is refused: use COPY of a file the environment lists")
-        elif keyword == "COPY":
-            try:
-                words = shlex.split(args)
-            except ValueError as exc:
-                found.append(f"{where}:{line}: COPY cannot be read: {exc}")
-                continue
-            flags = [w for w in words if w.startswith("--")]
-            sources = [w for w in words if not w.startswith("--")][:-1]
-            if any(f.startswith("--from") for f in flags):
-                found.append(f"{where}:{line}: COPY --from is refused: only the listed files enter the build")
-            for source in sources:
-                if str(Path(source)) not in allowed:
-                    found.append(f"{where}:{line}: COPY of {source!r}, which the environment's files do not list")
-    return found
+    """What makes this Dockerfile unfit to be layered on the base image; each names the file and line."""
+    return [f"{where}:{line}: {why}" for line, why in layer_problems(dockerfile, files)]
 
 
 def tag_for(benchmark: str, name: str, base: str, dockerfile: bytes, files: dict[str, bytes]) -> str:

@@ -1,0 +1,84 @@
+"""Per-task environments and licences without docker: `nullius check`, the secrets store, the local backend's rules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from nullius_core.licences import SecretStore
+from nullius_core.testing import run_cli
+
+ENVBENCH = ROOT / "plugins" / "nullius-backend-docker" / "tests" / "fixtures" / "catalogue" / "benchmarks" / "envbench"
+
+
+@pytest.fixture
+def catalogue(tmp_path):
+    target = tmp_path / "catalogue" / "benchmarks" / "envbench"
+    shutil.copytree(ENVBENCH, target)
+    return target
+
+
+@pytest.fixture
+def env(nullius_env, tmp_path, catalogue):
+    return {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue"), "SECRETS_DIR": str(tmp_path / "secrets"),
+            "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
+
+
+def test_check_reads_each_dockerfile_as_a_layer_and_names_the_line(env, catalogue):
+    (catalogue / "env" / "bad.Dockerfile").write_text(
+        "# a comment\nFROM debian:12\nADD https://example.com/x /x\nCOPY env/marker.txt \\\n     env/secret.txt /opt/\nCOPY --from=builder /a /b\n"
+    )
+    standard = json.loads((catalogue / "standard.json").read_text())
+    standard["environments"]["bad"] = {
+        "dockerfile": "env/bad.Dockerfile",
+        "files": ["env/marker.txt", "env/missing.txt"],
+        "needs_secrets": [{"name": "SCORER_TOKEN", "kind": "file", "to": "driver", "path": "/opt/t"}],
+    }
+    (catalogue / "standard.json").write_text(json.dumps(standard))
+    result = run_cli(["check"], env)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    out = result.stderr
+    assert "env/bad.Dockerfile:2: FROM is not allowed" in out
+    assert "env/bad.Dockerfile:3: ADD is refused" in out
+    assert "env/bad.Dockerfile:4: COPY of 'env/secret.txt', which the environment's files do not list" in out
+    assert "env/bad.Dockerfile:6: COPY --from is refused" in out
+    assert "$.environments.bad.files[1]: expected a file inside the benchmark's folder, found 'env/missing.txt'" in out
+    assert "$.environments.bad.needs_secrets[0].kind: expected 'value', as environment 'licensed' declares SCORER_TOKEN" in out
+
+
+def test_secrets_are_kept_without_values_and_expire(env, tmp_path):
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2000-01-01"], env, input="k-123\n").code == 0
+    store = SecretStore(tmp_path / "secrets", "envbench")
+    assert store.get("TOOL_LICENSE_KEY") is None  # expired: counts as not set
+    assert store.index()["TOOL_LICENSE_KEY"]["expires"] == "2000-01-01"
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY"], env, input="k-123\n").code == 0
+    assert store.get("TOOL_LICENSE_KEY") == b"k-123"  # one trailing newline dropped from a value
+    assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
+    assert "k-123" not in (tmp_path / "secrets" / "envbench" / "index.json").read_text()
+    listed = run_cli(["secrets", "list", "envbench"], env)
+    assert "TOOL_LICENSE_KEY" in listed.stdout and "k-123" not in listed.stdout and "not set" in listed.stdout
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "soon"], env, input="x").code == 2
+    assert run_cli(["secrets", "unset", "envbench", "TOOL_LICENSE_KEY"], env).code == 0
+    assert store.get("TOOL_LICENSE_KEY") is None
+
+
+def test_the_local_backend_runs_controls_in_any_environment_but_not_without_licences(env, tmp_path):
+    result = run_cli(["run", "envbench", "oracle", "--job-name", "first"], env)
+    assert result.code == 0, result.output
+    trials = {p.parent.name: json.loads(p.read_text()) for p in (tmp_path / "jobs" / "first").glob("*/result.json")}
+    assert trials["u0002"]["exception_info"]["exception_type"] == "EnvironmentSecretMissingError"
+    assert trials["u0002"]["standard"]["environment"] == "licensed"
+    assert trials["u0001"].get("exception_info") is None and trials["u0001"]["standard"]["environment"] == "tool"  # a control is never refused
+    for name, value in (("TOOL_LICENSE_KEY", "k"), ("TOOL_LICENSE_FILE", "f"), ("SCORER_TOKEN", "scorer-token-9")):
+        assert run_cli(["secrets", "set", "envbench", name], env, input=value).code == 0
+    result = run_cli(["run", "envbench", "oracle", "--job-name", "second"], env)
+    assert result.code == 0, result.output
+    score = json.loads((tmp_path / "jobs" / "second" / "u0002" / "verifier" / "score.json").read_text())
+    assert score["detail"]["scorer_token_set"] is True  # the driver's licence reached its environment
+    leaked = [p for p in (tmp_path / "jobs" / "second").rglob("*") if p.is_file() and "scorer-token-9" in p.read_text(errors="replace")]
+    assert leaked == []
