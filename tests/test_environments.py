@@ -74,7 +74,7 @@ def test_the_local_backend_runs_controls_in_any_environment_but_not_without_lice
     assert trials["u0002"]["exception_info"]["exception_type"] == "EnvironmentSecretMissingError"
     assert trials["u0002"]["standard"]["environment"] == "licensed"
     assert trials["u0001"].get("exception_info") is None and trials["u0001"]["standard"]["environment"] == "tool"  # a control is never refused
-    for name, value in (("TOOL_LICENSE_KEY", "k"), ("TOOL_LICENSE_FILE", "f"), ("SCORER_TOKEN", "scorer-token-9")):
+    for name, value in (("TOOL_LICENSE_KEY", "k"), ("TOOL_LICENSE_FILE", "f"), ("TOOL_LICENSE_SERVER", "127.0.0.1:1"), ("SCORER_TOKEN", "scorer-token-9")):
         assert run_cli(["secrets", "set", "envbench", name], env, input=value).code == 0
     result = run_cli(["run", "envbench", "oracle", "--job-name", "second"], env)
     assert result.code == 0, result.output

@@ -42,6 +42,7 @@ class UnitPlace:
     sandbox: dict[str, Any] | None = None
     environment: Any = None  # the unit's UnitEnvironment (nullius_core.run.environments), None for the base
     image: str | None = None  # the image the unit's parts run in, where the backend has images
+    licences: Any = None  # the agent's Handout, when the backend passes some of it itself (licence servers)
 
 
 @attrs.frozen(kw_only=True)

@@ -21,11 +21,11 @@ from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_r
 from nullius_core.run.driver import DriverLaunch
 
 from nullius_backend_docker import dockercli, envimage, image, mounts, sweep
+from nullius_backend_docker.addresses import LOOPBACK, licence_server
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
 from nullius_backend_docker.room import DockerRoom, hardened
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHECK_MEMORY = "2g"
 CHECK_PIDS = "512"
 
@@ -89,9 +89,8 @@ class DockerBackend:
         definition = environment.definition
         if definition.image == "own":
             raise ValueError(f"the environment {environment.name!r} is an own image, which this backend does not run yet")
-        if handout is not None and handout.servers:
-            names = ", ".join(s.name for s in handout.servers)
-            raise ValueError(f"licence servers (kind server: {names}) are not passed by this backend yet")
+        for secret in handout.servers if handout is not None else []:
+            licence_server(secret.name, handout.values[secret.name])  # a malformed host:port refuses the unit now
         key = (environment.benchmark, environment.name)
         progress = self.progress
 
@@ -105,7 +104,7 @@ class DockerBackend:
                 envimage.ensure, environment.benchmark, environment.name, environment.folder, definition.dockerfile or "",
                 list(definition.files or []), self.image, environment.log, self.images_dir, say,
             )
-        return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag))
+        return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag), licences=handout)
 
     def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
         """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""
@@ -164,17 +163,21 @@ class DockerBackend:
         if parts.hostname not in LOOPBACK:
             return base_url
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        forwarded = await self.machine_port(parts.hostname, port)
+        return urllib.parse.urlunsplit(parts._replace(netloc=f"host.docker.internal:{forwarded}"))
+
+    async def machine_port(self, host: str, port: int) -> int:
+        """A port of this machine's loopback as the allowed containers reach it: host.docker.internal:<returned port>."""
         async with self._lock:
-            key = (parts.hostname, port)
+            key = (host, port)
             if key not in self._forwarders:
                 gateway = (await dockercli.arun(["network", "inspect", "bridge", "--format",
                                                  "{{(index .IPAM.Config 0).Gateway}}"], timeout=30)).strip()
-                forwarder = LoopbackForwarder(gateway, "127.0.0.1" if parts.hostname == "localhost" else parts.hostname.strip("[]"), port)
+                forwarder = LoopbackForwarder(gateway, "127.0.0.1" if host == "localhost" else host.strip("[]"), port)
                 forwarder.allowed |= self._relays
                 await forwarder.start()
                 self._forwarders[key] = forwarder
-            forwarded = self._forwarders[key].port
-        return urllib.parse.urlunsplit(parts._replace(netloc=f"host.docker.internal:{forwarded}"))
+            return self._forwarders[key].port
 
     async def close(self) -> None:
         if self._later:

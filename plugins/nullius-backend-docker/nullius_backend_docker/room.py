@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from nullius_core.relay.server import new_token
 from nullius_core.run.backend import RouteOptions, UnitPlace
 
 from nullius_backend_docker import dockercli, mounts
+from nullius_backend_docker.addresses import MACHINE, licence_server
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import McpListeners
@@ -67,6 +69,8 @@ class DockerRoom:
         self._agent: ContainerProcess | None = None
         self._relay_address = ""
         self._ready: asyncio.Future[None] | None = None
+        self._licences: list[str] = []
+        self._licence_addresses: list[str] = []
 
     # --- opening ---------------------------------------------------------------
 
@@ -158,6 +162,40 @@ class DockerRoom:
         ], timeout=60)
         self._door = True
 
+    # --- licence servers ---------------------------------------------------------------
+
+    def _licence_servers(self) -> dict[str, tuple[str, int, tuple[str, int]]]:
+        """NAME -> (the name the agent reaches it by, port, where the forwarder connects)."""
+        handout = self.place.licences
+        out = {}
+        for i, secret in enumerate(handout.servers if handout is not None else []):
+            host, port = licence_server(secret.name, handout.values[secret.name])
+            if host in MACHINE:
+                alias = "host.docker.internal"  # this machine: through the run's forwarder on the bridge's gateway
+            elif re.fullmatch(r"[0-9.]+", host):
+                alias = f"licence-server-{i}"
+            else:
+                alias = host
+            out[secret.name] = (alias, port, (host, port))
+        return out
+
+    async def _start_licence(self, i: int, alias: str, port: int, target: tuple[str, int]) -> None:
+        host, target_port = target
+        if host in MACHINE:
+            target = ("host.docker.internal", await self.backend.machine_port("127.0.0.1" if host == "host.docker.internal" else host, target_port))
+        name = f"{self.prefix}-licence-{i}"
+        await dockercli.arun([
+            "run", "-d", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", alias,
+            *hardened(self.backend.user), "--read-only", "--add-host", "host.docker.internal:host-gateway",
+            "--sysctl", "net.ipv4.ip_unprivileged_port_start=0", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro",
+            self.backend.image, "python3", "/opt/nullius-door/forward.py", "tcp", str(port), target[0], str(target[1]),
+        ], timeout=60)
+        self._licences.append(name)
+        await dockercli.arun(["network", "connect", "bridge", name], timeout=60)
+        address = await dockercli.arun(["inspect", "--format", "{{.NetworkSettings.Networks.bridge.IPAddress}}", name], timeout=60)
+        self._licence_addresses.append(address.strip())
+        self.backend.allow(address.strip())
+
     # --- the agent ---------------------------------------------------------------
 
     async def start_agent(self, launch: AgentLaunch) -> ContainerProcess:
@@ -169,6 +207,9 @@ class DockerRoom:
             for key, value in list(env.items()):
                 if value == str(host):
                     env[key] = inside
+        servers = self._licence_servers()
+        for name, (alias, port, _) in servers.items():
+            env[name] = f"{alias}:{port}"  # the forwarder beside the relay, under the server's own name
         argv = ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
                 *hardened(self.backend.user), "--workdir", str(launch.cwd)]
         for folder in mounts.outermost([launch.cwd, launch.home]):
@@ -190,7 +231,7 @@ class DockerRoom:
             await dockercli.arun(argv, env=cli_env, timeout=120)
             self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
 
-        steps = [agent(), self._ready]
+        steps = [agent(), self._ready, *(self._start_licence(i, alias, port, target) for i, (alias, port, target) in enumerate(servers.values()))]
         if self._mcp is not None and not self._door:
             steps.append(self._start_door())
         await asyncio.gather(*steps)
@@ -202,8 +243,9 @@ class DockerRoom:
     async def close(self) -> None:
         if self._ready is not None and not self._ready.done():
             self._ready.cancel()
-        if self._relay_address:
-            self.backend.disallow(self._relay_address)
+        for address in [self._relay_address, *self._licence_addresses]:
+            if address:
+                self.backend.disallow(address)
         if self._relay_proc is not None:
             # TERM first: the relay records its calls in flight before it stops
             await dockercli.arun(["stop", "--time", "5", f"{self.prefix}-relay"], timeout=60, check=False)
@@ -217,6 +259,6 @@ class DockerRoom:
         self.backend.later(self._remove())
 
     async def _remove(self) -> None:
-        names = [f"{self.prefix}-{part}" for part in ("agent", "door", "relay")]
+        names = [f"{self.prefix}-{part}" for part in ("agent", "door", "relay")] + self._licences
         await dockercli.arun(["rm", "-f", *names], timeout=60, check=False)
         await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)

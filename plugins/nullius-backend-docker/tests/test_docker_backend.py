@@ -320,7 +320,9 @@ def licensed_player(request: FakeRequest) -> Reply:
     result = request.last_tool_result
     if result is None:
         command = ('cat /opt/nullius-env/marker.txt; cat "$TOOL_LICENSE_PATH"; echo "path=$TOOL_LICENSE_PATH"; '
-                   'printf %s "$TOOL_LICENSE_KEY" | sha256sum')
+                   'printf %s "$TOOL_LICENSE_KEY" | sha256sum; echo "server=$TOOL_LICENSE_SERVER"; '
+                   'test -n "$TOOL_LICENSE_SERVER" && python3 -c "import os,socket; h,p=os.environ[\'TOOL_LICENSE_SERVER\'].rsplit(\':\',1); '
+                   'print(socket.create_connection((h,int(p)),5).recv(64).decode())"')
         return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
     text = result if isinstance(result, str) else json.dumps(result)
     return Reply(text=MARKER if MARKER in text else "no marker")
@@ -343,7 +345,7 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     found = trials("env-oracle")
     assert {u: t["standard"]["outcome"] for u, t in found.items()} == {"u0000": "passed", "u0001": "passed", "u0002": "error"}
     assert found["u0002"]["exception_info"]["exception_type"] == "EnvironmentSecretMissingError"
-    assert found["u0002"]["exception_info"]["exception_message"] == "not run: needs TOOL_LICENSE_KEY, TOOL_LICENSE_FILE, SCORER_TOKEN"
+    assert found["u0002"]["exception_info"]["exception_message"] == "not run: needs TOOL_LICENSE_KEY, TOOL_LICENSE_FILE, TOOL_LICENSE_SERVER, SCORER_TOKEN"
     assert found["u0002"]["standard"]["environment"] == "licensed"
     assert found["u0001"]["standard"]["environment"] == "tool" and found["u0001"]["standard"]["image"].startswith("nullius/env-envbench-tool:")
     assert found["u0000"]["standard"]["image"].startswith("nullius/base:")
@@ -362,10 +364,30 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     licence.write_text(LICENCE_FILE)
     assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_FILE", "--file", str(licence)], env).code == 0
     assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN"], env, input="scorer-token-123456").code == 0
+    # a licence server on this machine's loopback: the agent reaches it as host.docker.internal, through its forwarder
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.sendall(b"LICENCE SERVER SAYS OK\n")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    server = f"127.0.0.1:{listener.getsockname()[1]}"
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_SERVER"], env, input=server).code == 0
     folder = tmp_path / "secrets" / "envbench"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {
-        "TOOL_LICENSE_KEY": 0o600, "TOOL_LICENSE_FILE": 0o600, "SCORER_TOKEN": 0o600, "index.json": 0o600}
+        "TOOL_LICENSE_KEY": 0o600, "TOOL_LICENSE_FILE": 0o600, "TOOL_LICENSE_SERVER": 0o600, "SCORER_TOKEN": 0o600, "index.json": 0o600}
     listed = run_cli(["secrets", "list", "envbench", "--json"], env)
     assert LICENCE_KEY not in listed.stdout and all(row["set"] for row in json.loads(listed.stdout))
     assert LICENCE_KEY not in (folder / "index.json").read_text()
@@ -381,6 +403,8 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     seen = (jobs / "env-agent" / "u0002" / "agent" / "acp.jsonl").read_text()
     assert "LICENSED TO: the docker backend" in seen and "path=/opt/tool/license.lic" in seen
     assert hashlib.sha256(LICENCE_KEY.encode()).hexdigest() in seen
+    assert f"server=host.docker.internal:{server.split(':')[1]}" in seen and "LICENCE SERVER SAYS OK" in seen
+    listener.close()
     unlicensed = (jobs / "env-agent" / "u0001" / "agent" / "acp.jsonl").read_text()
     assert "LICENSED TO" not in unlicensed and hashlib.sha256(LICENCE_KEY.encode()).hexdigest() not in unlicensed
     leaked = subprocess.run(["grep", "-rlF", LICENCE_KEY, str(jobs / "env-agent")], capture_output=True, text=True)

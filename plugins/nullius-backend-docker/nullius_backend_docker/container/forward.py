@@ -1,11 +1,15 @@
-"""The unit's MCP door: runs in a container on the unit's internal network, standard library only.
+"""A unit's door: runs in a container on the unit's internal network, standard library only.
 
-Each connection names the server it wants on its first line; the door joins it
-to that server's Unix socket in the mounted folder (one socket per server per
-unit, each connection one start of the server, on the machine). The agent's
-container holds nothing of the server.
+The MCP door: each connection names the server it wants on its first line;
+the door joins it to that server's Unix socket in the mounted folder (one
+socket per server per unit, each connection one start of the server, on the
+machine). The agent's container holds nothing of the server.
+
+A licence server's forwarder: each connection is joined to HOST:PORT, the
+one address beyond the unit's network the agent may reach.
 
     python3 forward.py PORT SOCKET_DIR
+    python3 forward.py tcp PORT HOST PORT
 """
 
 import asyncio
@@ -51,9 +55,24 @@ async def serve(sockets, reader, writer):
     up_writer.close()
 
 
+async def forward(target, reader, writer):
+    try:
+        up_reader, up_writer = await asyncio.open_connection(*target)
+    except (ConnectionError, OSError):
+        writer.close()
+        return
+    await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+    writer.close()
+    up_writer.close()
+
+
 async def main():
-    port, sockets = int(sys.argv[1]), sys.argv[2]
-    server = await asyncio.start_server(lambda r, w: serve(sockets, r, w), "0.0.0.0", port)
+    if sys.argv[1] == "tcp":
+        port, target = int(sys.argv[2]), (sys.argv[3], int(sys.argv[4]))
+        server = await asyncio.start_server(lambda r, w: forward(target, r, w), "0.0.0.0", port)
+    else:
+        port, sockets = int(sys.argv[1]), sys.argv[2]
+        server = await asyncio.start_server(lambda r, w: serve(sockets, r, w), "0.0.0.0", port)
     print("ready", flush=True)
     async with server:
         await server.serve_forever()
