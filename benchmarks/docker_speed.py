@@ -14,7 +14,9 @@ Measured in one run, alternating local and docker, on this machine:
 Printed per case and backend: the medians of the run's wall time and of the
 trials' own durations (result.json's started_at to finished_at), and what
 docker adds per unit: the median trial's difference, and the wall time's
-difference times -j over the units. The machine is noisy: read the medians.
+difference times -j over the units; and the whole machine's CPU seconds per
+unit (docker's daemon and shims are not the run's children, so the run's own
+rusage would miss them). The machine is noisy: read the medians.
 Harbor's docker trial is not measured: it pulls its task images from a
 registry, and none is reachable here.
 """
@@ -41,6 +43,12 @@ from nullius_core.testing.fake_model import running_fake_model  # noqa: E402
 
 SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 NULLIUS = [sys.executable, "-m", "nullius_core"]
+
+
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has spent (docker's daemon and shims are not the run's children)."""
+    fields = open("/proc/stat").readline().split()[1:]
+    return (sum(map(int, fields)) - int(fields[3]) - int(fields[4])) / os.sysconf("SC_CLK_TCK")
 
 
 def trial_seconds(job: Path) -> list[float]:
@@ -79,12 +87,15 @@ def main() -> None:
                 for backend, extra in backends.items():
                     extra = [a for a in extra if a != "--unsandboxed" or "reference" in argv]
                     name = f"{case}-{backend}-{run}".replace(" ", "-")
+                    cpu0 = machine_cpu()
                     got = measure([*NULLIUS, *argv, *extra, "--limit", str(args.units), "-j", str(args.j), "--job-name", name], root, env)
+                    cpu = machine_cpu() - cpu0
                     job = Path(env["NULLIUS_JOBS_DIR"]) / name
                     errors = [r for r in job.glob("*/result.json") if json.loads(r.read_text()).get("exception_info")]
                     if got["returncode"] != 0 or len(list(job.glob("*/result.json"))) != args.units or errors:
                         raise SystemExit(f"{name} failed ({len(errors)} trials with errors, kept in {root}): {got['stderr'][-2000:]}")
-                    row = rows.setdefault((case, backend), {"wall": [], "trial": []})
+                    row = rows.setdefault((case, backend), {"wall": [], "trial": [], "cpu": []})
+                    row["cpu"].append(cpu / args.units)
                     row["wall"].append(got["wall_s"])
                     row["trial"].append(statistics.median(trial_seconds(job)))
     report = {}
@@ -98,6 +109,7 @@ def main() -> None:
             "added_per_trial_s": round(trial_d - trial_l, 3),
             "added_per_unit_wall_s": round((wall_d - wall_l) * args.j / args.units, 3),
             "wall_ratio": round(wall_d / wall_l, 2),
+            "machine_cpu_per_unit_s": {"local": round(statistics.median(local["cpu"]), 3), "docker": round(statistics.median(docker["cpu"]), 3)},
         }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -107,7 +119,8 @@ def main() -> None:
         print(f"{case:18} local {r['local']['wall_s']:6.2f} s (trial {r['local']['trial_median_s']:.3f} s)  "
               f"docker {r['docker']['wall_s']:6.2f} s (trial {r['docker']['trial_median_s']:.3f} s)  "
               f"docker/local {r['wall_ratio']:.2f}x  added per unit: {r['added_per_trial_s']:.3f} s (trial), "
-              f"{r['added_per_unit_wall_s']:.3f} s (wall x j / units)")
+              f"{r['added_per_unit_wall_s']:.3f} s (wall x j / units); machine CPU per unit "
+              f"{r['machine_cpu_per_unit_s']['local']:.2f} s local, {r['machine_cpu_per_unit_s']['docker']:.2f} s docker")
     os.system(f"rm -rf {root}")
 
 

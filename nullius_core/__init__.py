@@ -10,9 +10,10 @@ The public API a plugin may import:
 * ``nullius_core.definitions``: the models of every definition file;
 * ``nullius_core.catalogue``, ``nullius_core.paths``, ``nullius_core.session``;
 * ``nullius_core.run.agent`` (``AgentProcess``, ``AgentLaunch``, ``Conversation``,
-  ``AgentOutcome``): what an agent protocol or a backend's ``start_agent`` deals in;
+  ``AgentOutcome``, ``McpServerEntry``): what an agent protocol or a backend's room deals in;
 * ``nullius_core.testing.kits``: how a model plays the kits, for fake-model scripts;
-* ``nullius_core.run.backend`` (``Backend``, ``UnitPlace``), ``nullius_core.run.driver``
+* ``nullius_core.run.backend`` (``Backend``, ``RunContext``, ``UnitPlace``, ``AgentRoom``,
+  ``RelayRoom``, ``RouteOptions``, ``init_repository``), ``nullius_core.run.driver``
   (``Driver``, ``DriverLaunch``, ``DriverError``), ``nullius_core.run.events`` (the
   observers' payloads): what backend, runner and observer plugins implement or read;
 * ``nullius_core.relay.api`` (``ModelApi``, ``Facts``, ``Usage``, ``Sent``) and

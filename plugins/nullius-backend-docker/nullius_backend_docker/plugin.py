@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
 
 from nullius_core import hookimpl
+from nullius_core.paths import Paths
 from nullius_core.plugins import BackendRegistry, BackendSpec, CommandRegistry
 
 from nullius_backend_docker import dockercli, image, sweep
@@ -37,14 +39,11 @@ def docker_group() -> None:
 
 
 @docker_group.command("base")
-@click.pass_context
-def base_command(ctx: click.Context) -> None:
+def base_command() -> None:
     """Build the base image (nullius/base:<hash>) if it is not there; print its tag."""
-    from nullius_core.cli.base import session_for
-
-    session = session_for(ctx)
+    paths = Paths.from_env(os.environ)
     try:
-        tag = image.ensure_base(session.paths.standard_dir / "images", lambda state, fields: click.echo(f"[nullius] stage=install base_image={fields.get('image', '')} state={state}", err=True))
+        tag = image.ensure_base(paths.standard_dir / "images", lambda state, fields: click.echo(f"[nullius] stage=install base_image={fields.get('image', '')} state={state}", err=True))
     except dockercli.DockerError as exc:
         click.echo(f"nullius: {exc}", err=True)
         sys.exit(2)

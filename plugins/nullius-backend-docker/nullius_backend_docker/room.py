@@ -16,13 +16,13 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nullius_core.run.agent import AgentLaunch, McpServerEntry
-from nullius_core.relay.server import new_token
 from nullius_core.run.backend import RouteOptions, UnitPlace
 
 from nullius_backend_docker import dockercli, mounts
@@ -85,7 +85,7 @@ class DockerRoom:
         self.record.mkdir(parents=True, exist_ok=True)
         base_url = await self.backend.upstream_url(upstream.base_url)
         name = f"{self.prefix}-relay"
-        self.token = new_token()
+        self.token = "nlr-" + secrets.token_urlsafe(24)  # made here, so the agent's container is made while the relay boots
         argv = [
             "run", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", "relay",
             *hardened(self.backend.user), "--read-only", "--tmpfs", "/tmp",
