@@ -64,10 +64,10 @@ def prepare_agent(
     if resolved.family == "capability":
         return _capability(session, spec, entry, resolved, progress, refused)
     if not backend.isolates and not spec.unsandboxed:
-        raise refused(
-            f"an agent runs as you on the {backend.name} backend, which is not a sandbox: "
-            "give --unsandboxed to consent, or use a backend that isolates (such as docker, once installed)"
-        )
+        isolating = sorted(b.name for b in session.backends if b.isolates)
+        other = (f"use --backend {' or --backend '.join(isolating)}" if isolating
+                 else "install a backend that isolates (pip install nullius-backend-docker)")
+        raise refused(f"an agent runs as you on the {backend.name} backend, which is not a sandbox: give --unsandboxed to consent, or {other}")
     if not spec.model:
         raise refused("an agent run needs --model (the model the relay sends every call as)")
     from nullius_core.run.prepare import resolve_options
