@@ -37,8 +37,9 @@ def relay() -> None:
 @click.option("--record", "record_dir", type=click.Path(path_type=Path, file_okay=False), help="Where calls.jsonl and the rest go.")
 @click.option("--unit", default="main", show_default=True, help="The route's name: /<unit>/v1/...")
 @click.option("--token-env", metavar="NAME", help="Take the route's token from this variable (default: a new one).")
+@click.option("--routes-on-stdin", is_flag=True, help="No route at start: add and remove routes by JSON lines on stdin (see docs/relay.md).")
 @refusals
-def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit, token_env) -> None:  # type: ignore[no-untyped-def]
+def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit, token_env, routes_on_stdin) -> None:  # type: ignore[no-untyped-def]
     """Serve one relay; print {"base_url", "token"} as one JSON line when ready.
 
     The provider's key comes from its variable (such as OPENAI_API_KEY), or
@@ -60,6 +61,9 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
     token = os.environ.get(token_env) if token_env else None
     if token_env and not token:
         raise Refused(f"--token-env {token_env}: the variable is not set")
+    if routes_on_stdin:
+        aio.run(_serve_routes(session, upstream, host, port))
+        return
     aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit, token))
 
 
@@ -79,4 +83,74 @@ async def _serve(session, upstream, pins, model, side_models, host, port, call_s
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    await relay_server.stop()
+
+
+async def _serve_routes(session, upstream, host, port) -> None:  # type: ignore[no-untyped-def]
+    """One relay, many routes: each JSON line on stdin adds or removes one, answered by its id; EOF stops it.
+
+    {"id": 1, "op": "add", "unit": U, "record": DIR, "token": T, "model": M, "side_models": [...], "call_seconds": S}
+    {"id": 2, "op": "remove", "unit": U}   (answered once the route's calls in flight are recorded, 5 s at most)
+    """
+    relay_server = Relay(upstream, upstreams.apis(session, upstream))
+    try:
+        await relay_server.start(host, port)
+    except OSError as exc:
+        await relay_server.stop()
+        sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        sys.exit(2)
+    out = sys.stdout
+
+    def reply(message: dict) -> None:
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+
+    async def handle(request: dict) -> None:
+        ident = request.get("id")
+        try:
+            unit = str(request["unit"])
+            if request.get("op") == "add":
+                relay_server.add_route(
+                    unit, Path(request["record"]), token=request.get("token") or None, kind=request.get("kind", "agent"),
+                    model=request.get("model"), side_models=frozenset(request.get("side_models") or ()),
+                    call_seconds=request.get("call_seconds"),
+                )
+            elif request.get("op") == "remove":
+                try:
+                    await relay_server.quiet(unit, timeout=5)
+                except asyncio.TimeoutError:
+                    pass  # a call still waiting on the provider: its record is the relay's to finish
+                relay_server.remove_route(unit)
+            else:
+                raise ValueError(f"unknown op {request.get('op')!r}")
+            reply({"id": ident, "ok": True})
+        except Exception as exc:  # noqa: BLE001 - a bad request is answered, never the end of the relay
+            reply({"id": ident, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+    reply({"base_url": relay_server.base_url, "ready": True})
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def read() -> None:
+        while line := await reader.readline():
+            try:
+                request = json.loads(line)
+            except ValueError:
+                reply({"ok": False, "error": "not a JSON line"})
+                continue
+            task = asyncio.ensure_future(handle(request))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        stop.set()
+
+    reading = asyncio.ensure_future(read())
+    await stop.wait()
+    reading.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
     await relay_server.stop()

@@ -24,6 +24,7 @@ from nullius_backend_docker import dockercli, envimage, image, mounts, sweep
 from nullius_backend_docker.addresses import LOOPBACK, licence_server
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
+from nullius_backend_docker.relaybox import RelayBox
 from nullius_backend_docker.room import DockerRoom, hardened
 
 CHECK_MEMORY = "2g"
@@ -45,11 +46,15 @@ class DockerBackend:
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
         self._announced: set[tuple[str, str]] = set()
+        self._box: RelayBox | None = None
+        self._box_lock = asyncio.Lock()
+        self.job_dir = Path("/tmp")
         self.progress: Any = None
         self.images_dir = Path("/tmp")
 
     async def start(self, context: RunContext) -> None:
         self.job = context.job
+        self.job_dir = context.job_dir
         # names stay short and unique per job; the label carries the job's whole name
         self.prefix = "nullius-" + hashlib.sha256(context.job.encode()).hexdigest()[:10]
         progress = self.progress = context.progress
@@ -146,6 +151,16 @@ class DockerBackend:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
+    async def relay_box(self, relay: Any) -> RelayBox:
+        """The run's relay container, started when the first unit opens its room."""
+        async with self._box_lock:
+            if self._box is None:
+                box = RelayBox(f"{self.prefix}-relay", self.labels(), hardened(self.user), self.image, self.job_dir)
+                await box.start(relay.upstream, await self.upstream_url(relay.upstream.base_url))
+                self.allow(box.address)
+                self._box = box
+            return self._box
+
     def allow(self, address: str) -> None:
         """A relay's address on the default bridge: the forwarders answer it (and no agent's)."""
         self._relays.add(address)
@@ -182,6 +197,8 @@ class DockerBackend:
     async def close(self) -> None:
         if self._later:
             await asyncio.gather(*self._later, return_exceptions=True)
+        if self._box is not None:
+            await self._box.stop()
         for forwarder in self._forwarders.values():
             await forwarder.close()
         if self.job:

@@ -1,23 +1,23 @@
-"""One unit's room on docker: its internal network, its relay sidecar, its MCP door, its agent's container.
+"""One unit's room on docker: its internal network, its route on the run's relay, its MCP door, its agent's container.
 
     unit network (--internal: no route out)
-      ├── relay   (also on the default bridge: the agent's one way out; the key is here only)
-      ├── door    (forward.py; only when setup asked for a benchmark's MCP server)
-      └── agent   (--user you, no capabilities, no new privileges)
+      ├── relay    the run's relay container (relaybox.py), joined as `relay`, the unit's own route and
+      │            token on it; also on the default bridge: the agent's one way out; the key is there only
+      ├── door     forward.py; only when setup asked for a benchmark's MCP server
+      ├── licence  forward.py tcp, one per licence server, under the server's own name
+      └── agent    --user you, no capabilities, no new privileges
 
 Everything is labelled `nullius.job=<job>` and `nullius.unit=<unit>`, and
-removed by `close`, whatever happened before.
+removed after `close`, whatever happened before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import secrets
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,16 +31,13 @@ from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import McpListeners
 from nullius_backend_docker.process import ContainerProcess
+from nullius_backend_docker.relaybox import RELAY_PORT, RelayBox
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
-RELAY_PORT = 8080
 DOOR_PORT = 9000
-READY_SECONDS = 60
-KEY_VARIABLE = "NULLIUS_RELAY_UPSTREAM_KEY"
-TOKEN_VARIABLE = "NULLIUS_RELAY_TOKEN"
 
 
 def hardened(user: str) -> list[str]:
@@ -62,12 +59,11 @@ class DockerRoom:
         self.labels = backend.labels(unit)
         self.url = f"http://relay:{RELAY_PORT}/{unit}/v1"
         self.token = ""
-        self._relay_proc: asyncio.subprocess.Process | None = None
-        self._relay_err: Any = None
+        self._box: RelayBox | None = None
+        self._routed = False
         self._mcp: McpListeners | None = None
         self._door = False
         self._agent: ContainerProcess | None = None
-        self._relay_address = ""
         self._ready: asyncio.Future[None] | None = None
         self._licences: list[str] = []
         self._licence_addresses: list[str] = []
@@ -75,62 +71,16 @@ class DockerRoom:
     # --- opening ---------------------------------------------------------------
 
     async def open(self) -> None:
-        """The network, then the relay starting: the agent's container is made while the relay boots."""
+        """The network, then the run's relay joined to it with the unit's route, while the agent's container is made."""
         await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
-        await self._spawn_relay()
-        self._ready = asyncio.ensure_future(self._relay_ready())
+        self._box = await self.backend.relay_box(self.relay)
+        self.token = "nlr-" + secrets.token_urlsafe(24)  # made here, so the agent's container is made while the route is added
 
-    async def _spawn_relay(self) -> None:
-        upstream = self.relay.upstream
-        self.record.mkdir(parents=True, exist_ok=True)
-        base_url = await self.backend.upstream_url(upstream.base_url)
-        name = f"{self.prefix}-relay"
-        self.token = "nlr-" + secrets.token_urlsafe(24)  # made here, so the agent's container is made while the relay boots
-        argv = [
-            "run", "--rm", "--name", name, *self.labels, "--network", self.network, "--network-alias", "relay",
-            *hardened(self.backend.user), "--read-only", "--tmpfs", "/tmp",
-            "--add-host", "host.docker.internal:host-gateway",
-            "-e", "HOME=/tmp", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "NULLIUS_PLUGINS=model-apis,providers",
-            "-e", TOKEN_VARIABLE,
-        ]
-        env: dict[str, str] = {TOKEN_VARIABLE: self.token}
-        if upstream.key:
-            argv += ["-e", KEY_VARIABLE]  # by name: the value is in the CLI's environment, never on an argument list
-            env[KEY_VARIABLE] = upstream.key
-        for folder in mounts.nullius_python():
-            argv += ["--volume", f"{folder}:{folder}:ro"]
-        argv += ["--volume", f"{self.record}:{self.record}", self.backend.image]
-        argv += [sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", upstream.provider.name,
-                 "--base-url", base_url, "--unit", self.unit, "--host", "0.0.0.0", "--port", str(RELAY_PORT),
-                 "--record", str(self.record), "--token-env", TOKEN_VARIABLE]
-        if self.route.model:
-            argv += ["--model", self.route.model]
-        for side in sorted(self.route.side_models):
-            argv += ["--side-model", side]
-        if self.route.call_seconds:
-            argv += ["--timeout", str(self.route.call_seconds)]
-        self._relay_err = open(self.record / "relay-container.log", "ab")  # noqa: SIM115 - closed in close()
-        self._relay_proc = await asyncio.create_subprocess_exec(
-            dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=self._relay_err, env=dockercli._env(env), start_new_session=True,
-        )
+        async def route() -> None:
+            await asyncio.gather(self._box.join(self.network), self._box.add(self.unit, self.record, self.token, self.route))
+            self._routed = True
 
-    async def _relay_ready(self) -> None:
-        assert self._relay_proc is not None and self._relay_proc.stdout is not None
-        name = f"{self.prefix}-relay"
-        try:
-            line = await asyncio.wait_for(self._relay_proc.stdout.readline(), READY_SECONDS)
-            ready = json.loads(line) if line else None
-        except (asyncio.TimeoutError, ValueError):
-            ready = None
-        if not isinstance(ready, dict) or ready.get("token") != self.token:
-            tail = (self.record / "relay-container.log").read_text(errors="replace")[-600:]
-            raise DockerError(f"the unit's relay sidecar did not start: {tail or 'no output'}")
-        # on the default bridge too: the relay's way to the provider; the unit's network has none
-        await dockercli.arun(["network", "connect", "bridge", name], timeout=60)
-        address = await dockercli.arun(["inspect", "--format", "{{.NetworkSettings.Networks.bridge.IPAddress}}", name], timeout=60)
-        self._relay_address = address.strip()
-        self.backend.allow(self._relay_address)
+        self._ready = asyncio.ensure_future(route())
 
     # --- MCP servers ---------------------------------------------------------------
 
@@ -225,8 +175,8 @@ class DockerRoom:
         argv += [self.place.image or self.backend.image, *launch.argv]
         cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
         cli_env.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
-        # made and started while the relay boots (and the door starts): the agent calls its model only once
-        # it has its prompt, which it gets after this returns, when the relay answers
+        # made and started while the route is added (and the door starts): the agent calls its model only
+        # once it has its prompt, which it gets after this returns, when the route is there
         async def agent() -> None:
             await dockercli.arun(argv, env=cli_env, timeout=120)
             self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
@@ -241,24 +191,24 @@ class DockerRoom:
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
+        for address in self._licence_addresses:
+            self.backend.disallow(address)
         if self._ready is not None and not self._ready.done():
             self._ready.cancel()
-        for address in [self._relay_address, *self._licence_addresses]:
-            if address:
-                self.backend.disallow(address)
-        if self._relay_proc is not None:
-            # TERM first: the relay records its calls in flight before it stops
-            await dockercli.arun(["stop", "--time", "5", f"{self.prefix}-relay"], timeout=60, check=False)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._relay_proc.wait(), 15)
-            if self._relay_err is not None:
-                self._relay_err.close()
+            with contextlib.suppress(BaseException):
+                await self._ready
+        if self._routed and self._box is not None:
+            # when this returns, the unit's calls are recorded: it is scored from them
+            with contextlib.suppress(DockerError, asyncio.TimeoutError):
+                await self._box.remove(self.unit)
         if self._mcp is not None:
             await self._mcp.close()
-        # the unit's record is complete; what is left is removed off the unit's path, before the run ends
+        # what is left is removed off the unit's path, before the run ends
         self.backend.later(self._remove())
 
     async def _remove(self) -> None:
-        names = [f"{self.prefix}-{part}" for part in ("agent", "door", "relay")] + self._licences
+        names = [f"{self.prefix}-{part}" for part in ("agent", "door")] + self._licences
         await dockercli.arun(["rm", "-f", *names], timeout=60, check=False)
+        if self._box is not None:
+            await self._box.leave(self.network)
         await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)

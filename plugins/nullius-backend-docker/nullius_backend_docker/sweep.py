@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 from nullius_backend_docker import dockercli
+
+SWEEP_SECONDS = 60
 
 
 def leftovers(job: str | None) -> dict[str, list[str]]:
@@ -15,13 +19,34 @@ def leftovers(job: str | None) -> dict[str, list[str]]:
     }
 
 
+def _quietly(argv: list[str]) -> None:
+    # one that is already going (a container removing itself, --rm) or gone is not an error: the next look decides
+    try:
+        dockercli.run(argv, timeout=120)
+    except dockercli.DockerError:
+        pass
+
+
 def sweep(job: str | None) -> dict[str, list[str]]:
-    """Remove them (containers first: a network in use cannot go); what was removed, by kind."""
-    found = leftovers(job)
-    if found["containers"]:
-        dockercli.run(["rm", "-f", "-v", *found["containers"]], timeout=120)
-    if found["networks"]:
-        dockercli.run(["network", "rm", *found["networks"]], timeout=120)
-    if found["volumes"]:
-        dockercli.run(["volume", "rm", "-f", *found["volumes"]], timeout=120)
-    return found
+    """Remove them (containers first: a network in use cannot go) until none is left; what was found, by kind.
+
+    A DockerError names what is still there after SWEEP_SECONDS.
+    """
+    found: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
+    deadline = time.monotonic() + SWEEP_SECONDS
+    while True:
+        left = leftovers(job)
+        for kind, ids in left.items():
+            found[kind] += [i for i in ids if i not in found[kind]]
+        if not any(left.values()):
+            return found
+        if time.monotonic() > deadline:
+            raise dockercli.DockerError(f"still there after {SWEEP_SECONDS} s: {left}")
+        for container in left["containers"]:
+            _quietly(["rm", "-f", "-v", container])
+        for network in left["networks"]:
+            _quietly(["network", "rm", network])
+        if left["volumes"]:
+            _quietly(["volume", "rm", "-f", *left["volumes"]])
+        if any(left.values()):
+            time.sleep(0.2)
