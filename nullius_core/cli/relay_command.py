@@ -44,7 +44,7 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
 
     The provider's key comes from its variable (such as OPENAI_API_KEY), or
     from NULLIUS_RELAY_UPSTREAM_KEY whatever the provider: how a relay
-    sidecar is handed it, by name.
+    container is handed it, by name.
     """
     session = session_for(click.get_current_context())
     env = dict(os.environ)

@@ -78,7 +78,7 @@ class DockerBackend:
             "image": self.image,
             "docker": self.version,
             "isolation": "each unit's agent in its own container (--user, no capabilities) on an internal network; "
-            "its relay a sidecar, the key there only; checks in throwaway network-less containers",
+            "the run's relay container its one way out, the key there only; checks in throwaway network-less containers",
         }
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:

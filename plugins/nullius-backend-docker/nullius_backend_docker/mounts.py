@@ -1,6 +1,6 @@
 """Which folders of this machine a container sees, read-only at their own paths.
 
-The relay sidecar runs Nullius's own relay with this machine's Python: its
+The run's relay container runs Nullius's own relay with this machine's Python: its
 interpreter, its environment and the packages of every Nullius plugin, read
 only. An agent installed into a Python environment gets that environment's
 interpreter the same way.

@@ -26,7 +26,7 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
     registry.add(
         BackendSpec(
             name="docker",
-            summary="Each unit's agent in its own container on an internal network, its relay a sidecar; checks in throwaway containers.",
+            summary="Each unit's agent in its own container on an internal network, the run's relay its one way out; checks in throwaway containers.",
             factory=_factory,
             isolates=True,
         )

@@ -81,7 +81,7 @@ def test_the_reference_agent_proves_its_ports_in_containers_without_consent(worl
     config = json.loads((tools / "config.json").read_text())
     assert config["standard"]["backend"]["name"] == "docker" and config["standard"]["backend"]["image"].startswith("nullius/base:")
     calls = [json.loads(line) for line in (tools / "chain" / "agent" / "calls.jsonl").read_text().splitlines()]
-    assert calls and all(c["status"] == 200 for c in calls)  # recorded by the unit's relay sidecar
+    assert calls and all(c["status"] == 200 for c in calls)  # recorded by the run's relay container, on the unit's route
     for job in ports.values():
         if job.get("job"):
             assert labelled(job["job"]) == {"containers": [], "networks": [], "volumes": []}
