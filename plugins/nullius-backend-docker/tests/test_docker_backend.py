@@ -410,3 +410,40 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     leaked = subprocess.run(["grep", "-rlF", LICENCE_KEY, str(jobs / "env-agent")], capture_output=True, text=True)
     assert leaked.stdout == ""  # never in a record, a config or a log
     assert not Path("/dev/shm/nullius-env-agent").exists()  # the licence files went with their part
+
+
+def test_a_units_network_reaches_the_shared_relay_on_it_and_nothing_of_another_unit(world, tmp_path):
+    """What sharing one relay container across units rests on: an internal network reaches only its own addresses."""
+    from nullius_backend_docker import image
+
+    tag = image.ensure_base(tmp_path / "images")
+    label = ["--label", "nullius.job=isolation-test"]
+    try:
+        for net in ("a", "b"):
+            docker("network", "create", "--internal", *label, f"nullius-isolation-{net}")
+        docker("run", "-d", "--name", "nullius-isolation-relay", *label, "--network", "nullius-isolation-a", "--network-alias", "relay",
+               tag, "python3", "-m", "http.server", "8080")
+        docker("network", "connect", "--alias", "relay", "nullius-isolation-b", "nullius-isolation-relay")
+        for net in ("a", "b"):
+            docker("run", "-d", "--name", f"nullius-isolation-agent-{net}", *label, "--network", f"nullius-isolation-{net}", tag, "sleep", "120")
+        relay = json.loads(docker("inspect", "nullius-isolation-relay"))[0]["NetworkSettings"]["Networks"]
+        agent_b = json.loads(docker("inspect", "nullius-isolation-agent-b"))[0]["NetworkSettings"]["Networks"]
+        targets = ["relay", relay["nullius-isolation-a"]["IPAddress"], relay["nullius-isolation-b"]["IPAddress"],
+                   agent_b["nullius-isolation-b"]["IPAddress"]]
+        probe = (
+            "import socket,sys,time\n"
+            "def reach(h):\n"
+            "    for _ in range(20):\n"
+            "        try:\n"
+            "            s=socket.create_connection((h,8080),timeout=2); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); return bool(s.recv(8))\n"
+            "        except ConnectionRefusedError:\n            time.sleep(0.2)\n"
+            "        except OSError:\n            return False\n"
+            "    return False\n"
+            "print(*[reach(h) for h in sys.argv[1:]])\n"
+        )
+        seen = subprocess.run(["docker", "exec", "nullius-isolation-agent-a", "python3", "-c", probe, *targets],
+                              capture_output=True, text=True, timeout=120)
+        # its own relay by name and address; not the relay's address on b, not b's agent
+        assert seen.stdout.split() == ["True", "True", "False", "False"], seen.stdout + seen.stderr
+    finally:
+        assert run_cli(["docker", "sweep", "isolation-test"], world[0]).code == 0
