@@ -202,4 +202,4 @@ class DockerBackend:
         for forwarder in self._forwarders.values():
             await forwarder.close()
         if self.job:
-            await asyncio.to_thread(sweep.sweep, self.job)
+            await asyncio.to_thread(sweep.sweep, self.job, 0)

@@ -7,6 +7,7 @@ import time
 from nullius_backend_docker import dockercli
 
 SWEEP_SECONDS = 60
+SETTLE_SECONDS = 2.0
 
 
 def leftovers(job: str | None) -> dict[str, list[str]]:
@@ -27,19 +28,28 @@ def _quietly(argv: list[str]) -> None:
         pass
 
 
-def sweep(job: str | None) -> dict[str, list[str]]:
-    """Remove them (containers first: a network in use cannot go) until none is left; what was found, by kind.
+def sweep(job: str | None, settle: float = SETTLE_SECONDS) -> dict[str, list[str]]:
+    """Remove them (containers first: a network in use cannot go) until none is left for `settle` seconds.
 
-    A DockerError names what is still there after SWEEP_SECONDS.
+    What was found, by kind. A DockerError names what is still there after
+    SWEEP_SECONDS. The run's own sweep at its end has nothing in flight and
+    passes settle=0.
     """
     found: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
     deadline = time.monotonic() + SWEEP_SECONDS
+    empty_since: float | None = None
     while True:
         left = leftovers(job)
         for kind, ids in left.items():
             found[kind] += [i for i in ids if i not in found[kind]]
         if not any(left.values()):
-            return found
+            # a killed run's last requests may still be landing in the daemon (a network being made): look again
+            if settle <= 0 or (empty_since is not None and time.monotonic() - empty_since >= settle):
+                return found
+            empty_since = empty_since or time.monotonic()
+            time.sleep(0.5)
+            continue
+        empty_since = None
         if time.monotonic() > deadline:
             raise dockercli.DockerError(f"still there after {SWEEP_SECONDS} s: {left}")
         for container in left["containers"]:
