@@ -36,10 +36,9 @@ def relay() -> None:
 @click.option("--timeout", "call_seconds", type=float, help="Cut a call past this many seconds.")
 @click.option("--record", "record_dir", type=click.Path(path_type=Path, file_okay=False), help="Where calls.jsonl and the rest go.")
 @click.option("--unit", default="main", show_default=True, help="The route's name: /<unit>/v1/...")
-@click.option("--token-env", metavar="NAME", help="Take the route's token from this variable (default: a new one).")
 @click.option("--routes-on-stdin", is_flag=True, help="No route at start: add and remove routes by JSON lines on stdin (see docs/relay.md).")
 @refusals
-def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit, token_env, routes_on_stdin) -> None:  # type: ignore[no-untyped-def]
+def serve(provider, base_url, model, side_models, served_by, host, port, call_seconds, record_dir, unit, routes_on_stdin) -> None:  # type: ignore[no-untyped-def]
     """Serve one relay; print {"base_url", "token"} as one JSON line when ready.
 
     The provider's key comes from its variable (such as OPENAI_API_KEY), or
@@ -58,16 +57,14 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
     except upstreams.RelayRefused as exc:
         raise Refused(f"relay refused: {exc}") from None
     folder = record_dir or session.paths.jobs_dir / datetime.now(timezone.utc).strftime("relay-%Y-%m-%d__%H-%M-%S")
-    token = os.environ.get(token_env) if token_env else None
-    if token_env and not token:
-        raise Refused(f"--token-env {token_env}: the variable is not set")
     if routes_on_stdin:
         aio.run(_serve_routes(session, upstream, host, port))
         return
-    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit, token))
+    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit))
 
 
-async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit, token=None) -> None:  # type: ignore[no-untyped-def]
+async def _started(session, upstream, host, port) -> Relay:  # type: ignore[no-untyped-def]
+    """The relay listening, or exit status 2 saying why it cannot."""
     relay_server = Relay(upstream, upstreams.apis(session, upstream))
     try:
         await relay_server.start(host, port)
@@ -75,14 +72,23 @@ async def _serve(session, upstream, pins, model, side_models, host, port, call_s
         await relay_server.stop()
         sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         sys.exit(2)
-    route = relay_server.add_route(unit, folder, token=token, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
-    sys.stdout.write(json.dumps({"base_url": relay_server.url(unit), "token": route.token, "record": str(folder)}) + "\n")
-    sys.stdout.flush()
+    return relay_server
+
+
+def _stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
+
+
+async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit) -> None:  # type: ignore[no-untyped-def]
+    relay_server = await _started(session, upstream, host, port)
+    route = relay_server.add_route(unit, folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
+    sys.stdout.write(json.dumps({"base_url": relay_server.url(unit), "token": route.token, "record": str(folder)}) + "\n")
+    sys.stdout.flush()
+    await _stop_on_signals().wait()
     await relay_server.stop()
 
 
@@ -92,13 +98,7 @@ async def _serve_routes(session, upstream, host, port) -> None:  # type: ignore[
     {"id": 1, "op": "add", "unit": U, "record": DIR, "token": T, "model": M, "side_models": [...], "call_seconds": S}
     {"id": 2, "op": "remove", "unit": U}   (answered once the route's calls in flight are recorded, 5 s at most)
     """
-    relay_server = Relay(upstream, upstreams.apis(session, upstream))
-    try:
-        await relay_server.start(host, port)
-    except OSError as exc:
-        await relay_server.stop()
-        sys.stderr.write(f"nullius: relay refused: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
-        sys.exit(2)
+    relay_server = await _started(session, upstream, host, port)
     out = sys.stdout
 
     def reply(message: dict) -> None:
@@ -129,9 +129,7 @@ async def _serve_routes(session, upstream, host, port) -> None:  # type: ignore[
 
     reply({"base_url": relay_server.base_url, "ready": True})
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = _stop_on_signals()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     tasks: set[asyncio.Task[None]] = set()

@@ -45,7 +45,7 @@ class DockerBackend:
         self._relays: set[str] = set()
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
-        self._announced: set[tuple[str, str]] = set()
+        self._env_tags: dict[tuple[str, str], str] = {}
         self._box: RelayBox | None = None
         self._box_lock = asyncio.Lock()
         self.job_dir = Path("/tmp")
@@ -100,15 +100,17 @@ class DockerBackend:
         progress = self.progress
 
         def say(state: str, tag: str) -> None:
-            if progress is not None and (state != "cached" or key not in self._announced):
-                self._announced.add(key)
+            if progress is not None:
                 progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
 
-        async with self._env_locks.setdefault(key, asyncio.Lock()):  # the first unit builds it; the others wait
-            tag = await asyncio.to_thread(
-                envimage.ensure, environment.benchmark, environment.name, environment.folder, definition.dockerfile or "",
-                list(definition.files or []), self.image, environment.log, self.images_dir, say,
-            )
+        # the first unit finds or builds it (its files hashed, the daemon asked); the others wait, then reuse its tag
+        async with self._env_locks.setdefault(key, asyncio.Lock()):
+            if key not in self._env_tags:
+                self._env_tags[key] = await asyncio.to_thread(
+                    envimage.ensure, environment.benchmark, environment.name, environment.folder, definition.dockerfile or "",
+                    list(definition.files or []), self.image, environment.log, self.images_dir, say,
+                )
+        tag = self._env_tags[key]
         return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag), licences=handout)
 
     def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
@@ -140,10 +142,8 @@ class DockerBackend:
                   "--volume", f"{launch.cwd}:{launch.cwd}"]
         for folder in mounts.outermost([*folders, *mounts.interpreters_of(folders)]):
             docker += ["--volume", f"{folder}:{folder}:ro"]
-        for key in sorted(env):
-            docker += ["-e", key]  # by name: values stay off the argument list
-        cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
-        return DriverLaunch(argv=[*docker, self.image, *argv], env=cli_env, cwd=launch.cwd, label=f"{launch.label} in docker")
+        flags, cli_env = dockercli.by_name(env)
+        return DriverLaunch(argv=[*docker, *flags, self.image, *argv], env=cli_env, cwd=launch.cwd, label=f"{launch.label} in docker")
 
     def later(self, work: Any) -> None:
         """Removal off a unit's path: awaited before the run's sweep."""

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 INSTALL_HINT = (
     "the docker backend needs docker: install it (Debian/Ubuntu: `apt-get install docker.io`, then start "
@@ -44,7 +45,7 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, input: byt
     """`docker ARGV...`, waited for; its stdout, or a DockerError with its stderr."""
     full = [docker_binary(), *argv]
     try:
-        done = subprocess.run(full, input=input, capture_output=True, timeout=timeout, env=_env(env))
+        done = subprocess.run(full, input=input, capture_output=True, timeout=timeout, env=client_env(env))
     except subprocess.TimeoutExpired:
         raise DockerError(f"`docker {' '.join(argv[:3])} ...` did not end in {timeout:g} s") from None
     if done.returncode != 0:
@@ -55,7 +56,7 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, input: byt
 async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True) -> str:
     """As `run`, without blocking the run's loop."""
     proc = await asyncio.create_subprocess_exec(
-        docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(env)
+        docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(env)
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
@@ -68,8 +69,8 @@ async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, tim
     return out.decode(errors="replace")
 
 
-def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    # the CLI needs its own config and socket variables; values given by name (-e NAME) come from here
+def client_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The docker client's own variables (config, socket), and `extra`."""
     env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_") or k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
     env.update(extra or {})
     return env
@@ -78,3 +79,15 @@ def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
 def image_exists(ref: str) -> bool:
     done = subprocess.run([docker_binary(), "image", "inspect", "--format", "{{.Id}}", ref], capture_output=True, timeout=60)
     return done.returncode == 0
+
+
+def by_name(env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A container's environment passed by name: `-e NAME` flags, and the client's environment holding the values.
+
+    The values stay off the argument list (a token, a licence key). The client
+    keeps its own config folder, whatever HOME the container is given.
+    """
+    flags = [part for key in sorted(env) for part in ("-e", key)]
+    client = {**env, **{k: v for k, v in client_env(None).items() if k.startswith("DOCKER_")}}
+    client.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
+    return flags, client

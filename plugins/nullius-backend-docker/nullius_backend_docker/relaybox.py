@@ -63,7 +63,7 @@ class RelayBox:
         self._log = open(self.job_dir / ".work" / "relay-container.log", "ab")  # noqa: SIM115 - closed in stop()
         self._proc = await asyncio.create_subprocess_exec(
             dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=self._log, env=dockercli._env(env), start_new_session=True,
+            stderr=self._log, env=dockercli.client_env(env), start_new_session=True,
         )
         assert self._proc.stdout is not None
         try:

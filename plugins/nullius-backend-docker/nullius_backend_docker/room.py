@@ -170,11 +170,8 @@ class DockerRoom:
             argv += ["--volume", f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro"]
         for host, inside in launch.licence_files:  # a licence file, read-only at its path; its variable points there
             argv += ["--volume", f"{host}:{inside}:ro"]
-        for key in sorted(env):
-            argv += ["-e", key]  # by name: values stay off the argument list
-        argv += [self.place.image or self.backend.image, *launch.argv]
-        cli_env = {**env, **{k: v for k, v in dockercli._env(None).items() if k.startswith("DOCKER_")}}
-        cli_env.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
+        flags, cli_env = dockercli.by_name(env)
+        argv += [*flags, self.place.image or self.backend.image, *launch.argv]
         # made and started while the route is added (and the door starts): the agent calls its model only
         # once it has its prompt, which it gets after this returns, when the route is there
         async def agent() -> None:
