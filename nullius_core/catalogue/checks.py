@@ -55,6 +55,8 @@ def _environments(path: Path, standard: Standard) -> list[Problem]:
     kinds: dict[str, tuple[str, str]] = {}
     for name, env in (standard.environments or {}).items():
         at = child_path("$.environments", name)
+        if env.image == "own" and standard.family == "capability":
+            problems.append(Problem(f"{at}.image", "a capability benchmark has no own image: its sessions run on this machine", path))
         for i, secret in enumerate(env.needs_secrets or []):
             first = kinds.setdefault(secret.name, (secret.kind, name))
             if first[0] != secret.kind:

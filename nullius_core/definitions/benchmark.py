@@ -195,6 +195,10 @@ class Environment:
     def _invariants(self) -> Issues:
         if self.image is None and self.dockerfile is None:
             yield (), "expected a dockerfile or \"image\": \"own\""
+        if self.image == "own" and (self.dockerfile is not None or self.files):
+            yield ("image",), "expected either a dockerfile (a layer on the base) or \"image\": \"own\" (each unit's setup names its image), not both"
+        if self.image == "own" and self.local_ok:
+            yield ("local_ok",), "expected false: a task's own image never runs an agent on the local backend"
 
 
 @attrs.frozen(kw_only=True)

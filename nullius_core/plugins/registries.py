@@ -118,6 +118,7 @@ class BackendSpec:
     summary: str
     factory: Callable[..., Any]
     isolates: bool = False
+    boxes: bool = False  # runs a task's own image (its backend has open_box): a control's unit may borrow it
 
 
 class BackendRegistry(Registry[BackendSpec]):

@@ -5,6 +5,10 @@ what it makes), gives each unit its workspace and HOME (`prepare_unit`),
 opens a room for each agent's unit (`open_room`: the relay's URL and token
 as the agent reaches them, its MCP servers, its process) and ends everything
 it started (`close`), after an error or Ctrl-C too.
+
+A backend that runs tasks' own images also has `open_box(place, own, unit)`
+returning the unit's `Box` (nullius_core.run.own_image), and registers with
+`BackendSpec(boxes=True)`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class UnitPlace:
     environment: Any = None  # the unit's UnitEnvironment (nullius_core.run.environments), None for the base
     image: str | None = None  # the image the unit's parts run in, where the backend has images
     licences: Any = None  # the agent's Handout, when the backend passes some of it itself (licence servers)
+    box: Any = None  # the unit's Box (nullius_core.run.own_image) when it runs in its task's own image
 
 
 @attrs.frozen(kw_only=True)

@@ -26,6 +26,7 @@ from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
 from nullius_core.run.backend import RunContext
+from nullius_core.run.own_image import BoxLender
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.relay import upstreams
@@ -57,6 +58,7 @@ class Engine:
         self._drivers: list[Driver] = []
         self._spare: Driver | None = None
         self._last_result = 0.0
+        self._boxes: BoxLender | None = None
 
     # --- the whole run -----------------------------------------------------
 
@@ -109,6 +111,9 @@ class Engine:
                 await backend.start(RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress))
             except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
                 raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
+            context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
+            if not hasattr(backend, "open_box"):
+                self._boxes = BoxLender(self.session.backends, context)
             units = await self._units(prepared)
             work = self._plan(units)
             config = self._config(job, prepared, units, work, started, backend) if not resuming else job.read_config()
@@ -127,6 +132,7 @@ class Engine:
                 standard=trial_standard(config["standard"]),
                 relay=relay,
                 secrets_dir=self.session.paths.secrets_dir,
+                boxes=self._boxes,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
             self._write_result(job, config, len(work), started, final=False, running=0)
@@ -303,6 +309,8 @@ class Engine:
     async def _close(self, backend: Any) -> None:
         await asyncio.gather(*(d.close() for d in self._drivers), return_exceptions=True)
         await backend.close()
+        if self._boxes is not None:
+            await self._boxes.close()
 
     # --- records -------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import attrs
 from nullius_core.definitions.benchmark import Environment
 from nullius_core.licences import SecretStore
 from nullius_core.licences.handout import Handout, hand_out
+from nullius_core.run.own_image import OwnImageProblem, OwnUnit, read_own
 
 
 class EnvironmentProblem(Exception):
@@ -35,6 +36,7 @@ class UnitEnvironment:
     benchmark: str  # the benchmark's key: its images are nullius/env-<benchmark>-<name>:<hash>
     folder: Path  # the benchmark's folder: the Dockerfile and its files are read from here
     log: Path  # the job's .work/env-<name>.log: the build's output
+    own: OwnUnit | None = None  # an own image's: what setup asked for (image, workdir, verify)
 
 
 def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> UnitEnvironment | None:
@@ -45,12 +47,21 @@ def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> Uni
     if not isinstance(name, str) or name not in declared:
         known = ", ".join(sorted(declared)) or "none"
         raise EnvironmentProblem(f"setup names the environment {name!r}, which standard.json does not declare (declared: {known})")
+    definition = declared[name]
+    own = None
+    if definition.image == "own":
+        source = Path(prepared.upstream_dir or prepared.entry.folder)  # build and copy name folders of the upstream
+        try:
+            own = read_own(setup, source, prepared.entry.key)
+        except OwnImageProblem as exc:
+            raise EnvironmentProblem(str(exc)) from None
     return UnitEnvironment(
         name=name,
-        definition=declared[name],
+        definition=definition,
         benchmark=prepared.entry.key,
         folder=Path(prepared.entry.folder),
         log=job_dir / ".work" / f"env-{name}.log",
+        own=own,
     )
 
 
@@ -77,10 +88,27 @@ async def enter(facts: Any, backend: Any, place: Any, setup: dict[str, Any], tri
             handout = hand_out(store, [s for s in needs if s.to == "agent"], trial_name, facts.job_id)
     participant = "control" if prepared.agent is None else prepared.agent.resolved.family
     try:
-        place = await backend.use_environment(place, environment, participant, handout)
+        if environment is not None and environment.own is not None:
+            host = await _box_host(facts, backend, participant)
+            place = await host.use_environment(place, environment, participant, handout)
+            place = attrs.evolve(place, box=await host.open_box(place, environment.own, trial_name))
+        else:
+            place = await backend.use_environment(place, environment, participant, handout)
     except Exception as exc:  # noqa: BLE001 - an image that cannot be built is this unit's setup error
         if handout is not None:
             handout.remove()
         message = str(exc) if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: {exc}"
         raise EnvironmentProblem(message, "EnvironmentSetupError", environment) from None
     return place, handout
+
+
+async def _box_host(facts: Any, backend: Any, participant: str) -> Any:
+    """The backend that runs this unit's own image: the run's, or for a control one lent by the run (it needs docker only)."""
+    if hasattr(backend, "open_box"):
+        return backend
+    if participant != "control":
+        raise ValueError(f"an agent's unit in its task's own image needs a backend that runs own images (--backend docker); "
+                         f"the {backend.name} backend does not")
+    if facts.boxes is None:
+        raise ValueError("this unit's task has its own image, and no backend here runs own images")
+    return await facts.boxes.lend()

@@ -35,6 +35,7 @@ from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, pr
 from nullius_core.run import environments
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.run.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
 from nullius_core.run.prepare import Prepared
 
 # The exception a failed op is recorded as (Harbor's names where Harbor has one).
@@ -77,6 +78,7 @@ class RunFacts:
     standard: dict[str, Any]
     relay: Any = None  # the run's Relay, for an agent run
     secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
+    boxes: Any = None  # a BoxLender (own_image.py) when the run's backend has no boxes of its own
 
     @property
     def participant(self) -> str:
@@ -175,6 +177,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         elif prepared.agent is not None:
             try:
                 agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base, handout)
+            except NotRun as exc:
+                raise TrialError("EnvironmentSetupError", str(exc)) from None
             except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
                 raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
             except TurnError as exc:
@@ -190,15 +194,17 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             answer = reply.get("answer")
             if not isinstance(answer, str):
                 raise TrialError("OracleError", "oracle replied without an answer string")
+            await _solve(reply, place, trial)
         else:
             answer = ""
         timings["agent_execution"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
         transcript = transcript or [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
+        verified = await _verify(place, trial)
         score = await _call(
             driver,
             "score",
-            {**base, "dir": str(place.workspace), "answer": answer, "transcript": transcript},
+            {**base, "dir": str(place.workspace), "answer": answer, "transcript": transcript, **verified},
             prepared.score_seconds,
         )
         check_score(score, prepared.bench.standard.kind)
@@ -214,6 +220,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         driver.log_to(None)
         if handout is not None:
             handout.remove()  # the licence files end with the part that had them
+        if place is not None and place.box is not None:
+            await asyncio.shield(place.box.close())
     finished = utcnow()
     exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
     outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run, cap_run, place)
@@ -235,6 +243,39 @@ async def _capability(
         if route is not None:
             await relay.quiet(trial.name)
             relay.remove_route(trial.name)
+
+
+async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:
+    """The oracle's `solve`, run in the unit's box; its output is agent/solve-stdout.txt."""
+    try:
+        steps = read_solve(reply)
+    except OwnImageProblem as exc:
+        raise TrialError("OracleError", str(exc).replace("setup's", "the oracle's")) from None
+    if steps is None:
+        return
+    if place.box is None:
+        raise TrialError("OracleError", "the oracle replied a solve, which runs only in a task's own image")
+    try:
+        code = await place.box.solve(steps, trial.agent / "solve-stdout.txt")
+    except (VerifyProblem, OSError) as exc:
+        raise TrialError("OracleError", f"the oracle's solve could not run: {exc}") from None
+    if code is None:
+        raise TrialError("OracleError", f"the oracle's solve did not end in {steps.seconds:g} s")
+
+
+async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
+    """In a task's own image: what changed in it, then its check run where the work is; `score` is sent `verified`."""
+    if place is None or place.box is None:
+        return {}
+    own = place.environment.own
+    trial.write_text("agent/container-changes.txt", await place.box.changes())
+    if own.verify is None:
+        return {}
+    try:
+        verified = await place.box.verify(own.verify, trial.verifier)
+    except (VerifyProblem, OSError) as exc:  # OSError: docker failed under it
+        raise TrialError("VerifierError", str(exc)) from None
+    return {"verified": verified.request()}
 
 
 def check_score(score: dict[str, Any], kind: str) -> None:

@@ -20,7 +20,8 @@ import attrs
 from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_core.run.driver import DriverLaunch
 
-from nullius_backend_docker import dockercli, envimage, image, mounts, sweep
+from nullius_backend_docker import dockercli, envimage, image, mounts, ownimage, sweep
+from nullius_backend_docker.box import DockerBox
 from nullius_backend_docker.addresses import LOOPBACK, licence_server
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
@@ -46,6 +47,7 @@ class DockerBackend:
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
+        self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
         self._box: RelayBox | None = None
         self._box_lock = asyncio.Lock()
         self.job_dir = Path("/tmp")
@@ -92,8 +94,8 @@ class DockerBackend:
         if environment is None:
             return place
         definition = environment.definition
-        if definition.image == "own":
-            raise ValueError(f"the environment {environment.name!r} is an own image, which this backend does not run yet")
+        if environment.own is not None:
+            return await self._own_image(place, environment, handout)
         for secret in handout.servers if handout is not None else []:
             licence_server(secret.name, handout.values[secret.name])  # a malformed host:port refuses the unit now
         key = (environment.benchmark, environment.name)
@@ -112,6 +114,44 @@ class DockerBackend:
                 )
         tag = self._env_tags[key]
         return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag), licences=handout)
+
+    async def _own_image(self, place: UnitPlace, environment: Any, handout: Any) -> UnitPlace:
+        """The task's own image, built or pulled when a unit first asks; checks run in the box, not in a sandbox."""
+        own = environment.own
+        key = (environment.benchmark, own.image.pull or f"build:{own.image.build}")
+        progress = self.progress
+
+        def say(state: str, tag: str) -> None:
+            if progress is not None:
+                progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
+
+        async with self._env_locks.setdefault(key, asyncio.Lock()):
+            if key not in self._env_tags:
+                slug = (own.image.build or "pull").strip("/").replace("/", "-")
+                log = environment.log.with_name(f"own-{slug}.log")
+                tag = await asyncio.to_thread(ownimage.ensure, environment.benchmark, own.source, own.image.build, own.image.pull,
+                                              self.image, log, self.images_dir, say)
+                self._image_facts[tag] = await asyncio.to_thread(ownimage.facts, tag)
+                self._env_tags[key] = tag
+        tag = self._env_tags[key]
+        return attrs.evolve(place, environment=environment, image=tag, sandbox=None, licences=handout)
+
+    async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:
+        """The unit's box: started when its agent joins it (with the agent's mounts), or when a control first uses it."""
+        workdir, image_env = self._image_facts[place.image]
+        return DockerBox(self, unit, place.image, own, own.workdir or workdir, image_env, place.home)
+
+    async def node_runtime(self) -> Path:
+        """The base image's Node on this machine (its /usr/local/bin/node), copied out once per base image."""
+        async with self._lock:
+            folder = self.images_dir / "runtimes" / self.image.replace("/", "-").replace(":", "-") / "node"
+            if not (folder / "bin" / "node").exists():
+                await asyncio.to_thread(image.copy_node, self.image, folder)
+            return folder
+
+    @property
+    def relay_box_now(self) -> RelayBox | None:
+        return self._box
 
     def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
         """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""

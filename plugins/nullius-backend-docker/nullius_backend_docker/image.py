@@ -186,3 +186,15 @@ def _build_on_ubuntu(tag: str, node_root: Path, context: Path, log: Path) -> Non
         f"LABEL nullius.base={tag}\n"
     )
     _step([dockercli.docker_binary(), "build", "-q", "-t", tag, str(context)], log)
+
+
+def copy_node(tag: str, folder: Path) -> None:
+    """The base image's Node binary into folder/bin/node (written whole, then renamed: another run may be reading it)."""
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    container = dockercli.run(["create", "--label", "nullius.job=runtime-copy", tag, "true"], timeout=60).strip()
+    try:
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            dockercli.run(["cp", f"{container}:/usr/local/bin/node", str(Path(scratch) / "node")], timeout=300)
+            os.replace(Path(scratch) / "node", folder / "bin" / "node")
+    finally:
+        dockercli.run(["rm", "-f", container], timeout=60)

@@ -29,6 +29,7 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
             summary="Each unit's agent in its own container on an internal network, the run's relay its one way out; checks in throwaway containers.",
             factory=_factory,
             isolates=True,
+            boxes=True,
         )
     )
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from nullius_core.run.agent import AgentLaunch, McpServerEntry
 from nullius_core.run.backend import RouteOptions, UnitPlace
 
-from nullius_backend_docker import dockercli, mounts
+from nullius_backend_docker import dockercli, mounts, runtime
 from nullius_backend_docker.addresses import MACHINE, licence_server
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.image import IMAGE_PATH
@@ -55,7 +55,8 @@ class DockerRoom:
         self.place = place
         self.route = route
         self.prefix = f"{backend.prefix}-{unit}"
-        self.network = self.prefix
+        self.box = place.box  # a task's own image: the agent joins that box, on the box's network
+        self.network = self.box.network if self.box is not None else self.prefix
         self.labels = backend.labels(unit)
         self.url = f"http://relay:{RELAY_PORT}/{unit}/v1"
         self.token = ""
@@ -72,7 +73,10 @@ class DockerRoom:
 
     async def open(self) -> None:
         """The network, then the run's relay joined to it with the unit's route, while the agent's container is made."""
-        await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
+        if self.box is not None:
+            await self.box.ensure_network()
+        else:
+            await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
         self._box = await self.backend.relay_box(self.relay)
         self.token = "nlr-" + secrets.token_urlsafe(24)  # made here, so the agent's container is made while the route is added
 
@@ -148,11 +152,12 @@ class DockerRoom:
 
     # --- the agent ---------------------------------------------------------------
 
-    async def start_agent(self, launch: AgentLaunch) -> ContainerProcess:
+    async def start_agent(self, launch: AgentLaunch) -> Any:
         name = f"{self.prefix}-agent"
         reads = mounts.outermost(launch.reads)
         path = [str(p / sub) for p in reads for sub in ("node_modules/.bin", ".venv/bin") if (p / sub).is_dir()]
-        env = {**launch.env, "PATH": ":".join([*path, IMAGE_PATH])}
+        # in a task's own image, the image's own python3 and node stay first on PATH
+        env = {**launch.env, "PATH": ":".join([self.box.path, *path] if self.box is not None else [*path, IMAGE_PATH])}
         for host, inside in launch.licence_files:
             for key, value in list(env.items()):
                 if value == str(host):
@@ -160,21 +165,29 @@ class DockerRoom:
         servers = self._licence_servers()
         for name, (alias, port, _) in servers.items():
             env[name] = f"{alias}:{port}"  # the forwarder beside the relay, under the server's own name
-        argv = ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
-                *hardened(self.backend.user), "--workdir", str(launch.cwd)]
-        for folder in mounts.outermost([launch.cwd, launch.home]):
-            argv += ["--volume", f"{folder}:{folder}"]
-        for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)]):
-            argv += ["--volume", f"{folder}:{folder}:ro"]
+        volumes = [f"{folder}:{folder}" for folder in mounts.outermost([launch.cwd, launch.home] if self.box is None else [launch.home])]
+        volumes += [f"{folder}:{folder}:ro" for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)])]
         if self._mcp is not None:
-            argv += ["--volume", f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro"]
-        for host, inside in launch.licence_files:  # a licence file, read-only at its path; its variable points there
-            argv += ["--volume", f"{host}:{inside}:ro"]
+            volumes.append(f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro")
+        # a licence file, read-only at its path; its variable points there
+        volumes += [f"{host}:{inside}:ro" for host, inside in launch.licence_files]
+        command = list(launch.argv)
+        if self.box is not None and runtime.wants_node(command):
+            node = await self.backend.node_runtime()  # the base's Node, read-only under /opt/nullius
+            volumes.append(f"{node}:{runtime.NODE_DIR}:ro")
+            command = runtime.with_node(command)
         flags, cli_env = dockercli.by_name(env)
-        argv += [*flags, self.place.image or self.backend.image, *launch.argv]
+        argv = ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
+                *hardened(self.backend.user), "--workdir", str(launch.cwd), *(part for v in volumes for part in ("--volume", v)),
+                *flags, self.place.image or self.backend.image, *command]
+
         # made and started while the route is added (and the door starts): the agent calls its model only
         # once it has its prompt, which it gets after this returns, when the route is there
         async def agent() -> None:
+            if self.box is not None:
+                await self.box.start(volumes)
+                self._agent = await self.box.exec_agent(command, env, launch.stderr)
+                return
             await dockercli.arun(argv, env=cli_env, timeout=120)
             self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
 
@@ -200,12 +213,17 @@ class DockerRoom:
                 await self._box.remove(self.unit)
         if self._mcp is not None:
             await self._mcp.close()
-        # what is left is removed off the unit's path, before the run ends
-        self.backend.later(self._remove())
+        # what is left is removed off the unit's path, before the run ends (a box's network after it)
+        removal = asyncio.ensure_future(self._remove())
+        self.backend.later(removal)
+        if self.box is not None:
+            self.box.room_removed = removal
 
     async def _remove(self) -> None:
         names = [f"{self.prefix}-{part}" for part in ("agent", "door")] + self._licences
         await dockercli.arun(["rm", "-f", *names], timeout=60, check=False)
+        if self.box is not None:
+            return  # the network is the box's: it goes with the box
         if self._box is not None:
             await self._box.leave(self.network)
         await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)

@@ -1,8 +1,7 @@
 """The docker backend against a real daemon: ports proven in containers, the key kept in the relay, checks in throwaway containers, sweeps.
 
-These tests need docker (`.ci/run` installs Debian's docker.io and starts
-dockerd). Without it they fail, saying so; NULLIUS_TESTS_WITHOUT_DOCKER=1
-turns that into a skip whose reason the summary shows.
+They need docker: see docker_world.py, whose `world` (one home, the
+reference agent installed once) they share.
 """
 
 from __future__ import annotations
@@ -16,51 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+from nullius_core.testing import run_cli
+from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
-from nullius_core.testing import isolated_env, run_cli
-from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall, running_fake_model
-
-from nullius_backend_docker import dockercli
-
-REPO = Path(__file__).resolve().parents[3]
-PLAYER = REPO / "tests" / "fixtures" / "models" / "kit_player.py"
-KEY = "sk-upstream-held-by-the-relay-docker-0123456789"
-
-
-def _docker_or_fail() -> None:
-    try:
-        dockercli.check_daemon()
-    except dockercli.DockerError as exc:
-        if os.environ.get("NULLIUS_TESTS_WITHOUT_DOCKER") == "1":
-            pytest.skip(f"docker is not here: {exc}")
-        pytest.fail(f"these tests need docker: {exc}")
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """One home for the module: the reference agent and the kits' environments are installed once."""
-    _docker_or_fail()
-    root = tmp_path_factory.mktemp("docker")
-    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
-    with running_fake_model(f"{PLAYER}:respond") as fake:
-        yield env, fake, root
-
-
-def model_args(fake) -> list[str]:
-    return ["--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--backend", "docker"]
-
-
-def docker(*argv: str) -> str:
-    return subprocess.run(["docker", *argv], capture_output=True, text=True, check=True, timeout=120).stdout
-
-
-def labelled(job: str) -> dict[str, list[str]]:
-    return {
-        "containers": docker("ps", "-aq", "--filter", f"label=nullius.job={job}").split(),
-        "networks": docker("network", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
-        "volumes": docker("volume", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
-    }
+from docker_world import KEY, PLAYER, REPO, docker, labelled, model_args
 
 
 def test_the_reference_agent_proves_its_ports_in_containers_without_consent(world):

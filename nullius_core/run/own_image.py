@@ -1,0 +1,212 @@
+"""A unit in its task's own image: what setup asks for, and what a backend that runs own images offers.
+
+A benchmark whose tasks are containers declares an environment `"image":
+"own"`; each unit's setup then names its image (`build`: a folder of the
+upstream holding a Dockerfile, or `pull`: a reference pinned by digest), its
+`workdir` and its `verify`. The unit's box runs the image for the whole unit:
+the agent is added to it, the oracle's `solve` runs in it, and after the
+agent ends the check runs where the work is; `score` is sent what it found
+(`verified`), so the driver never runs docker itself.
+
+A backend runs own images when it has `open_box` (the docker plugin's). A
+control's unit (nop, oracle) needs docker but not the docker backend: on a
+backend without boxes, the run borrows a registered backend that has them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from nullius_core.definitions.converter import structure
+from nullius_core.definitions.problems import DefinitionError
+
+DIGEST = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
+MAX_SECONDS = 6 * 3600
+
+
+class OwnImageProblem(ValueError):
+    """Setup's own-image fields are malformed: the unit's setup error, naming the field."""
+
+
+@attrs.frozen(kw_only=True)
+class ImageSpec:
+    build: str | None = None
+    pull: str | None = None
+    memory_mb: int | None = None
+    cpus: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Steps:
+    """Files put in after the agent ends, then a command run in the working directory (`solve`)."""
+
+    copy: dict[str, str] = attrs.field(factory=dict)  # a folder of the upstream -> an absolute path inside
+    write: dict[str, str] = attrs.field(factory=dict)  # an absolute path inside -> its text
+    run: list[str] | None = None
+    seconds: float = 600.0
+
+
+@attrs.frozen(kw_only=True)
+class Verify(Steps):
+    collect: str | None = None  # a folder inside, copied into the trial's verifier/
+    network: bool = False  # the check's command gets the egress proxy
+    keep_processes: bool = False  # what the agent left running stays up during the check
+
+
+@attrs.frozen(kw_only=True)
+class OwnUnit:
+    """One unit's own image, as its setup asked for it; `source` is the folder `build` and `copy` are relative to."""
+
+    image: ImageSpec
+    workdir: str | None
+    verify: Verify | None
+    source: Path
+    benchmark: str
+
+
+@attrs.frozen(kw_only=True)
+class Verified:
+    """What the check found, as `score` is sent it."""
+
+    exit: int | None
+    timed_out: bool
+    output: str  # the check's stdout and stderr (its end, when long), also verifier/test-stdout.txt
+    dir: str  # the trial's verifier/ folder
+    collected: list[str]  # files copied from `collect` into it, relative to it
+
+    def request(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class Box(Protocol):
+    """The unit's container, running its own image for the whole unit."""
+
+    workdir: str  # the agent's cwd inside: setup's workdir, else the image's own
+
+    async def solve(self, steps: Steps, out: Path) -> int | None:
+        """The oracle's solution, run in the box; its output to `out`; its exit (None: timed out)."""
+
+    async def changes(self) -> str:
+        """What changed in the container since it started (`docker diff`), one path a line."""
+
+    async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
+        """Stop the agent's processes (unless kept), put the check's files in, run it, collect its files.
+
+        Raises VerifyProblem when a process of the agent cannot be stopped.
+        """
+
+    async def close(self) -> None:
+        """End the box and what it started; give the agent's HOME back to this machine's user."""
+
+
+class NotRun(ValueError):
+    """The unit cannot run here, for a reason its message says whole ("not run: ..."): its setup error."""
+
+
+class VerifyProblem(Exception):
+    """The check cannot be run as the standard asks (a process that cannot be stopped): a VerifierError."""
+
+
+def _checked(value: Any, cls: type, where: str) -> Any:
+    try:
+        return structure(value, cls, where)
+    except DefinitionError as exc:
+        raise OwnImageProblem("setup's " + "; ".join(p.render() for p in exc.problems)) from None
+
+
+def _paths(steps: Steps, where: str) -> None:
+    for source, inside in steps.copy.items():
+        if Path(source).is_absolute() or ".." in Path(source).parts:
+            raise OwnImageProblem(f"setup's {where}.copy names {source!r}: expected a folder relative to the upstream")
+        if not inside.startswith("/"):
+            raise OwnImageProblem(f"setup's {where}.copy puts {source!r} at {inside!r}: expected an absolute path inside")
+    for inside in steps.write:
+        if not inside.startswith("/") or inside.endswith("/"):
+            raise OwnImageProblem(f"setup's {where}.write names {inside!r}: expected an absolute file path inside")
+    if steps.run is not None and not steps.run:
+        raise OwnImageProblem(f"setup's {where}.run is empty: expected a command, as a list of strings")
+    if not 0 < steps.seconds <= MAX_SECONDS:
+        raise OwnImageProblem(f"setup's {where}.seconds is {steps.seconds:g}: expected more than 0, at most {MAX_SECONDS}")
+
+
+def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
+    """The own-image fields of a unit's setup reply; OwnImageProblem names the field that is wrong."""
+    image = _checked(setup.get("image"), ImageSpec, "image") if isinstance(setup.get("image"), dict) else None
+    if image is None:
+        raise OwnImageProblem("setup names an own-image environment but no image: expected image {build: folder} or {pull: name@sha256:...}")
+    if (image.build is None) == (image.pull is None):
+        raise OwnImageProblem("setup's image: expected exactly one of build (a folder of the upstream) and pull (name@sha256:...)")
+    if image.pull is not None and not DIGEST.match(image.pull):
+        raise OwnImageProblem(f"setup's image.pull is {image.pull!r}: expected a reference pinned by its digest, name@sha256:<64 hex>")
+    if image.build is not None:
+        folder = (source / image.build).resolve()
+        if not folder.is_relative_to(source.resolve()):
+            raise OwnImageProblem(f"setup's image.build names {image.build!r}, outside the upstream")
+        if not (folder / "Dockerfile").is_file():
+            raise OwnImageProblem(f"setup's image.build names {image.build!r}: expected a folder of the upstream holding a Dockerfile ({folder})")
+    if image.memory_mb is not None and image.memory_mb < 16:
+        raise OwnImageProblem(f"setup's image.memory_mb is {image.memory_mb}: expected at least 16")
+    if image.cpus is not None and image.cpus <= 0:
+        raise OwnImageProblem(f"setup's image.cpus is {image.cpus}: expected more than 0")
+    workdir = setup.get("workdir")
+    if workdir is not None and (not isinstance(workdir, str) or not workdir.startswith("/")):
+        raise OwnImageProblem(f"setup's workdir is {workdir!r}: expected an absolute path inside the image")
+    verify = _checked(setup["verify"], Verify, "verify") if setup.get("verify") is not None else None
+    if verify is not None:
+        _paths(verify, "verify")
+        if verify.collect is not None and not verify.collect.startswith("/"):
+            raise OwnImageProblem(f"setup's verify.collect is {verify.collect!r}: expected an absolute folder inside")
+    return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark)
+
+
+def read_solve(reply: dict[str, Any]) -> Steps | None:
+    """The oracle's `solve`, when it replied one."""
+    if reply.get("solve") is None:
+        return None
+    steps = _checked(reply["solve"], Steps, "solve")
+    _paths(steps, "solve")
+    return steps
+
+
+class BoxLender:
+    """For a run on a backend without boxes: the first registered backend that has them, started when a control's unit first needs it.
+
+    Controls of an own-image benchmark need docker, not the docker backend
+    (the standard's "Controls" row): their task's image has to run somewhere.
+    """
+
+    def __init__(self, specs: Any, context: Any):
+        self._specs = specs
+        self._context = context
+        self._backend: Any = None
+        self._refused: str | None = None
+        self._lock: Any = None
+
+    async def lend(self) -> Any:
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            if self._backend is None and self._refused is None:
+                spec = next((s for s in self._specs if getattr(s, "boxes", False)), None)
+                if spec is None:
+                    self._refused = ("this unit's task has its own image: it needs docker, and no installed backend runs own images "
+                                     "(pip install nullius-backend-docker)")
+                else:
+                    try:
+                        backend = spec.factory()
+                        await backend.start(self._context)
+                    except Exception as exc:  # noqa: BLE001 - said once, for every unit that needs it
+                        self._refused = f"this unit's task has its own image, which needs the {spec.name} backend's docker: {exc}"
+                    else:
+                        self._backend = backend
+            if self._refused is not None:
+                raise ValueError(self._refused)
+            return self._backend
+
+    async def close(self) -> None:
+        if self._backend is not None:
+            await self._backend.close()

@@ -1,0 +1,429 @@
+"""A unit's box: its task's own image, running for the whole unit, with the agent added and the check run inside.
+
+    unit network (--internal)
+      ├── box      the task's image as its own user: default capabilities, no new privileges,
+      │            `--init` and `sleep infinity` keeping it up; the agent joins it with `docker exec`
+      ├── relay    the run's relay container, as on the base (room.py)
+      └── egress   egress.py, for the check alone, when verify.network is true
+
+The check: the agent's processes stopped (reaper.py, from a helper sharing
+the box's process namespace: the image may have no `kill`), the check's
+files put in with `docker cp`, its command run with `docker exec` in the
+working directory, its `collect` folder copied out. Removal happens off the
+unit's path, after the room's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import tarfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from nullius_core.run.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
+
+from nullius_backend_docker import dockercli
+from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.process import GRACE, LINE_LIMIT
+
+if TYPE_CHECKING:
+    from nullius_backend_docker.backend import DockerBackend
+
+CONTAINER_FILES = Path(__file__).resolve().parent / "container"
+EGRESS_PORT = 3128
+DOCKER_INIT = "/usr/sbin/docker-init"
+OUTPUT_LIMIT = 256 * 1024  # the end of the check's output that `score` is sent; the whole is test-stdout.txt
+
+
+class DockerBox:
+    def __init__(self, backend: DockerBackend, unit: str, tag: str, own: OwnUnit, workdir: str, image_env: list[str], home: Path):
+        self.backend = backend
+        self.unit = unit
+        self.tag = tag
+        self.own = own
+        self.workdir = workdir
+        self.home = home
+        self.name = f"{backend.prefix}-{unit}-box"
+        self.network = f"{backend.prefix}-{unit}"
+        self.labels = backend.labels(unit)
+        self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        self.room_removed: asyncio.Future[Any] | None = None  # the room's removal, awaited before the network goes
+        self._network = False
+        self._started = False
+        self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
+        self._lock = asyncio.Lock()
+
+    # --- starting ---------------------------------------------------------------
+
+    async def ensure_network(self) -> str:
+        async with self._lock:
+            if not self._network:
+                await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
+                self._network = True
+        return self.network
+
+    async def start(self, volumes: Sequence[str] = ()) -> None:
+        """The image, running until the unit ends; `volumes` as `docker run` takes them (the agent's, when it has one)."""
+        await self.ensure_network()
+        async with self._lock:
+            if self._started:
+                return
+            limits = []
+            if self.own.image.memory_mb:
+                limits += ["--memory", f"{self.own.image.memory_mb}m"]
+            if self.own.image.cpus:
+                limits += ["--cpus", f"{self.own.image.cpus:g}"]
+            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.network,
+                    "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir,
+                    "--entrypoint", "sleep", *limits]
+            for volume in volumes:
+                argv += ["--volume", volume]
+                self._points.append(volume.split(":")[1])
+            await dockercli.arun([*argv, self.tag, "infinity"], timeout=120)
+            self._started = True
+
+    async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
+        await self.check_runtime(argv[0])
+        flags, cli_env = dockercli.by_name(env)
+        return await ExecProcess.start(self, ["exec", "-i", "-w", self.workdir, *flags, self.name, *argv], cli_env, stderr, list(argv))
+
+    async def check_runtime(self, runtime: str) -> None:
+        """The agent's runtime, tried once in the image: one that cannot start is the unit's setup error, saying why."""
+        done = await _run_docker(["exec", self.name, runtime, "--version"], 60)
+        if done[0] == 0:
+            return
+        kind = "node" if "node" in Path(runtime).name else "python" if "python" in Path(runtime).name else Path(runtime).name
+        if await self._musl():
+            raise NotRun(f"not run: the agent's runtime ({kind}) needs glibc; this task's image is musl-based")
+        raise NotRun(f"not run: the agent's runtime ({kind}, {runtime}) cannot start in this task's image: {done[1].strip()[-300:]}")
+
+    async def _musl(self) -> bool:
+        for folder in ("/lib", "/usr/lib"):
+            code, _, data = await _run_docker_bytes(["cp", f"{self.name}:{folder}", "-"], 60)
+            if code == 0:
+                with contextlib.suppress(tarfile.TarError), tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                    if any("ld-musl" in m.name for m in tar.getmembers()):
+                        return True
+        return False
+
+    # --- the oracle, the changes, the check ---------------------------------------------------------------
+
+    async def solve(self, steps: Steps, out: Path) -> int | None:
+        await self.start()
+        await self._put(steps)
+        if steps.run is None:
+            return 0
+        code, _ = await self._run(steps.run, steps.seconds, out, {})
+        return code
+
+    async def changes(self) -> str:
+        if not self._started:
+            return ""
+        lines = _without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
+        return "".join(line + "\n" for line in lines)
+
+    async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
+        await self.start()
+        verifier_dir.mkdir(parents=True, exist_ok=True)
+        if verify.keep_processes:
+            (verifier_dir / "stopped.txt").write_text("kept: verify.keep_processes is true, what the agent left ran on during the check\n")
+        else:
+            reaped = await self.reap("all") if await self._anything_running() else {"stopped": [], "survivors": []}
+            lines = [f"{p['pid']}\t{p['signal']}\t{p['command']}" for p in reaped["stopped"]]
+            (verifier_dir / "stopped.txt").write_text("".join(line + "\n" for line in lines) or "nothing of the agent was running\n")
+            if reaped["survivors"]:
+                names = ", ".join(f"{p['pid']} {p['command']}" for p in reaped["survivors"])
+                raise VerifyProblem(f"the agent's processes could not be stopped before the check: {names}")
+        await self._put(verify)
+        env: dict[str, str] = {}
+        egress = None
+        if verify.network:
+            egress = await self._start_egress(verifier_dir / "egress.log")
+            proxy = f"http://egress:{EGRESS_PORT}"
+            env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
+        try:
+            out = verifier_dir / "test-stdout.txt"
+            code, timed_out = (0, False)
+            if verify.run is not None:
+                code, timed_out = await self._run(verify.run, verify.seconds, out, env)
+            else:
+                out.write_text("")
+        finally:
+            if egress is not None:
+                await _stop_egress(egress)
+        collected = await self._collect(verify.collect, verifier_dir) if verify.collect else []
+        text = out.read_bytes()[-OUTPUT_LIMIT:].decode(errors="replace")
+        return Verified(exit=code, timed_out=timed_out, output=text, dir=str(verifier_dir), collected=collected)
+
+    async def _anything_running(self) -> bool:
+        """More than init and the keep-alive in the box (`docker top`: no helper container started to see it)."""
+        listing = await dockercli.arun(["top", self.name, "-eo", "pid,ppid,args"], timeout=60)
+        rows = [line.split(None, 2) for line in listing.splitlines()[1:] if line.strip()]
+        init = [r for r in rows if len(r) == 3 and r[2].startswith("/sbin/docker-init")]
+        if len(init) != 1:
+            return True
+        rest = [r for r in rows if r is not init[0]]
+        return not (len(rest) == 1 and rest[0][1] == init[0][0] and rest[0][2] == "sleep infinity")
+
+    async def reap(self, mode: str, argv: Sequence[str] = ()) -> dict[str, Any]:
+        """reaper.py in a helper container sharing the box's process namespace, with CAP_KILL alone."""
+        run = ["run", "--rm", "--pid", f"container:{self.name}", "--network", "none", "--user", "0", "--cap-drop", "ALL",
+               "--cap-add", "KILL", "--security-opt", "no-new-privileges", "--log-driver", "none", *self.labels,
+               "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.backend.image, "python3", "/opt/nullius-door/reaper.py", mode]
+        if mode == "exec":
+            run.append(json.dumps(list(argv)))
+        return json.loads(await dockercli.arun(run, timeout=60))
+
+    async def _put(self, steps: Steps) -> None:
+        """The files of `copy` and `write` as one archive, extracted at the box's root by `docker cp`."""
+        if not steps.copy and not steps.write:
+            return
+        data = await asyncio.to_thread(_archive, self.own.source, steps)
+        code, err, _ = await _run_docker_bytes(["cp", "-", f"{self.name}:/"], 300, data)
+        if code != 0:
+            raise VerifyProblem(f"the check's files could not be put in the box: {err.strip()[-300:]}")
+
+    async def _run(self, argv: Sequence[str], seconds: float, out_path: Path, env: Mapping[str, str]) -> tuple[int | None, bool]:
+        """`argv` in the working directory; its stdout and stderr to `out_path`. (exit, timed out): a timed-out one is stopped."""
+        flags, cli_env = dockercli.by_name(env)
+        with open(out_path, "wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                dockercli.docker_binary(), "exec", "-w", self.workdir, *flags, self.name, *argv,
+                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT, env=cli_env,
+            )
+            try:
+                return await asyncio.wait_for(proc.wait(), seconds), False
+            except asyncio.TimeoutError:
+                await self.reap("exec", argv)
+                try:
+                    await asyncio.wait_for(proc.wait(), 10)
+                except asyncio.TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+                return None, True
+
+    async def _collect(self, folder: str, verifier_dir: Path) -> list[str]:
+        code, err, data = await _run_docker_bytes(["cp", f"{self.name}:{folder}", "-"], 300)
+        if code != 0:
+            (verifier_dir / "collect.txt").write_text(f"{folder} could not be collected: {err.strip()[-300:]}\n")
+            return []
+        return await asyncio.to_thread(_extract, data, verifier_dir)
+
+    async def _start_egress(self, log: Path) -> asyncio.subprocess.Process:
+        """The check's proxy, on the default bridge and on the unit's network as `egress`; ready when it says so."""
+        log.touch()
+        name = f"{self.name}-egress"
+        proc = await asyncio.create_subprocess_exec(
+            dockercli.docker_binary(), "run", "-i", "--rm", "--name", name, *self.labels, "--network", "bridge",
+            "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
+            "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
+            self.backend.image, "python3", "/opt/nullius-door/egress.py", str(EGRESS_PORT), f"/log/{log.name}",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            env=dockercli.client_env(None), limit=LINE_LIMIT,
+        )
+        assert proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            if not line.startswith(b"listening"):
+                raise DockerError(f"the check's egress proxy did not start: {line[:200]!r}")
+            await dockercli.arun(["network", "connect", "--alias", "egress", self.network, name], timeout=60)
+        except BaseException:
+            await _stop_egress(proc)
+            raise
+        return proc
+
+    # --- closing ---------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Off the unit's path: the box goes, after the room's containers; the agent's HOME is given back to you."""
+        self.backend.later(self._remove())
+
+    async def _remove(self) -> None:
+        if self.room_removed is not None:
+            with contextlib.suppress(BaseException):
+                await self.room_removed
+        if self._started:
+            await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
+            await self._give_home_back()
+        if self._network:
+            if self.backend.relay_box_now is not None:
+                await self.backend.relay_box_now.leave(self.network)
+            await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)
+
+    async def _give_home_back(self) -> None:
+        """What the image's user (often root) wrote in the mounted HOME becomes yours again."""
+        if not self.home.exists() or all(_yours(p) for p in [self.home, *self.home.rglob("*")]):
+            return
+        await dockercli.arun(
+            ["run", "--rm", "--user", "0", "--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_READ_SEARCH",
+             "--network", "none", "--log-driver", "none", *self.labels, "--volume", f"{self.home}:/home-to-give-back",
+             self.backend.image, "chown", "-R", "-h", self.backend.user, "/home-to-give-back"], timeout=300, check=False)
+
+
+def _without_ours(lines: list[str], points: list[str]) -> list[str]:
+    """`docker diff` without what docker made for us: the --init binary and the folders our mounts are made at.
+
+    A line is ours when its path is one of those points or a folder on the
+    way to one, and nothing the task or the agent changed lies under it.
+    """
+    def path(line: str) -> str:
+        return line[2:]
+
+    def ours(p: str) -> bool:
+        return any(point == p or point.startswith(p.rstrip("/") + "/") for point in points)
+
+    theirs = [path(line) for line in lines if not ours(path(line))]
+    return [line for line in lines if not ours(path(line)) or any(t.startswith(path(line).rstrip("/") + "/") for t in theirs)]
+
+
+def _yours(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid == os.getuid()
+    except OSError:
+        return True
+
+
+def _archive(source: Path, steps: Steps) -> bytes:
+    buffer = io.BytesIO()
+    now = time.time()
+    made: set[str] = set()
+
+    def folders(inside: str) -> None:
+        parts = Path(inside.lstrip("/")).parts
+        for i in range(1, len(parts)):
+            name = "/".join(parts[:i])
+            if name not in made:
+                made.add(name)
+                info = tarfile.TarInfo(name)
+                info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+                tar.addfile(info)
+
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for relative, inside in steps.copy.items():
+            folder = source / relative
+            if not folder.exists():
+                raise VerifyProblem(f"{relative!r} is not in the upstream ({folder})")
+            folders(inside + "/x")
+            tar.add(str(folder), arcname=inside.strip("/"))
+        for inside, text in steps.write.items():
+            folders(inside)
+            data = text.encode()
+            info = tarfile.TarInfo(inside.lstrip("/"))
+            info.size, info.mode, info.mtime = len(data), 0o644, now
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _extract(data: bytes, verifier_dir: Path) -> list[str]:
+    """The collected folder's files into verifier/, beside the run's own (which they never replace)."""
+    ours = {"test-stdout.txt", "stopped.txt", "egress.log"}
+    found = []
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts[1:]  # the collected folder's own name goes
+            if not parts or (len(parts) == 1 and parts[0] in ours):
+                continue
+            member.name = "/".join(parts)
+            tar.extract(member, verifier_dir, filter="data")
+            if member.isfile():
+                found.append(member.name)
+    return sorted(found)
+
+
+async def _run_docker(argv: Sequence[str], timeout: float) -> tuple[int, str]:
+    code, err, out = await _run_docker_bytes(argv, timeout)
+    return code, (out.decode(errors="replace") + err)
+
+
+async def _run_docker_bytes(argv: Sequence[str], timeout: float, data: bytes | None = None) -> tuple[int, str, bytes]:
+    proc = await asyncio.create_subprocess_exec(
+        dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=dockercli.client_env(None),
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return 124, f"docker {argv[0]} did not end in {timeout:g} s", b""
+    assert proc.returncode is not None
+    return proc.returncode, err.decode(errors="replace"), out
+
+
+async def _stop_egress(proc: asyncio.subprocess.Process) -> None:
+    if proc.stdin is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    with contextlib.suppress(ProcessLookupError):
+        proc.terminate()  # the attached client: --rm removes the container when its process ends
+    try:
+        await asyncio.wait_for(proc.wait(), 15)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+class ExecProcess:
+    """The agent, started in the box with `docker exec -i`, seen as a process; ending it stops what it started by exec."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, box: DockerBox, argv: list[str], stderr: IO[bytes]):
+        self._proc = proc
+        self._box = box
+        self._argv = argv
+        self._stderr = stderr
+        assert proc.stdin is not None and proc.stdout is not None
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+        self.pid = proc.pid
+
+    @classmethod
+    async def start(cls, box: DockerBox, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path, inside: list[str]) -> ExecProcess:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
+            )
+        except BaseException:
+            stderr.close()
+            raise
+        return cls(proc, box, inside, stderr)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def wait(self) -> int:
+        return await self._proc.wait()
+
+    async def end(self) -> list[str]:
+        """Its stdin closed; after the grace period, the agent's process (started by exec) is stopped in the box.
+
+        What it left running in the box stays until the check stops it
+        (unless verify.keep_processes): that is the check's to see.
+        """
+        killed: list[str] = []
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        if self._proc.returncode is None:
+            try:
+                await asyncio.wait_for(self._proc.wait(), GRACE)
+            except asyncio.TimeoutError:
+                with contextlib.suppress(DockerError, ValueError):
+                    reaped = await self._box.reap("exec", self._argv)
+                    killed = [f"{p['pid']} {p['command']}" for p in reaped["stopped"]]
+        try:
+            await asyncio.wait_for(self._proc.wait(), 10)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            await self._proc.wait()
+        self._stderr.close()
+        return killed

@@ -1,0 +1,80 @@
+"""What the docker backend's tests share: one home whose reference agent is installed once, the fake model, docker itself.
+
+These tests need docker (`.ci/run` installs Debian's docker.io and starts
+dockerd). Without it they fail, saying so; NULLIUS_TESTS_WITHOUT_DOCKER=1
+turns that into a skip whose reason the summary shows.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nullius_core.testing import isolated_env
+from nullius_core.testing.fake_model import running_fake_model
+
+from nullius_backend_docker import dockercli
+
+REPO = Path(__file__).resolve().parents[3]
+PLAYER = REPO / "tests" / "fixtures" / "models" / "kit_player.py"
+KEY = "sk-upstream-held-by-the-relay-docker-0123456789"
+
+
+def docker_or_fail() -> None:
+    try:
+        dockercli.check_daemon()
+    except dockercli.DockerError as exc:
+        if os.environ.get("NULLIUS_TESTS_WITHOUT_DOCKER") == "1":
+            pytest.skip(f"docker is not here: {exc}")
+        pytest.fail(f"these tests need docker: {exc}")
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory):
+    """One home for the session: the reference agent and the kits' environments are installed once."""
+    docker_or_fail()
+    root = tmp_path_factory.mktemp("docker")
+    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    with running_fake_model(f"{PLAYER}:respond") as fake:
+        yield env, fake, root
+
+
+def model_args(fake) -> list[str]:
+    return ["--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--backend", "docker"]
+
+
+def docker(*argv: str) -> str:
+    return subprocess.run(["docker", *argv], capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def labelled(job: str) -> dict[str, list[str]]:
+    return {
+        "containers": docker("ps", "-aq", "--filter", f"label=nullius.job={job}").split(),
+        "networks": docker("network", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
+        "volumes": docker("volume", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
+    }
+
+
+MUSL_IMAGE = "nullius-test/musl:1"
+
+
+def musl_image(scratch: Path) -> str:
+    """A musl-based image, as Alpine's are, made offline from Debian's musl and busybox-static packages (once)."""
+    if subprocess.run(["docker", "image", "inspect", MUSL_IMAGE], capture_output=True).returncode == 0:
+        return MUSL_IMAGE
+    scratch.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", "musl", "busybox-static"], cwd=scratch, check=True, capture_output=True, timeout=300)
+    root = scratch / "root"
+    for deb in scratch.glob("*.deb"):
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True, timeout=120)
+    for tool in ("sh", "sleep", "ls", "cat", "echo", "mkdir"):
+        (root / "bin" / tool).symlink_to("busybox")
+    for folder in ("tmp", "proc", "dev", "sys", "usr/sbin"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["tar", "-C", str(root), "-c", "."], check=True, capture_output=True, timeout=120).stdout
+    subprocess.run(["docker", "import", "--change", 'CMD ["/bin/sh"]', "-", MUSL_IMAGE], input=archive, check=True,
+                   capture_output=True, timeout=300)
+    return MUSL_IMAGE

@@ -1,0 +1,172 @@
+"""Tasks that are containers: each unit in its task's own image, the agent added to it, the check run where the work is.
+
+The fixture benchmark `ownbench` (fixtures/catalogue/benchmarks/ownbench)
+builds its image from a folder of its own (on this machine's base image,
+named by the NULLIUS_BASE build argument: no registry). Its units: `answer`
+(the check copied in after the agent, its files collected), `kept` (the
+same, with verify.keep_processes), `slow` (a check
+past its time limit), `network` (a check whose one way out is the egress
+proxy), `badpull` (a pull not pinned by digest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from nullius_core.testing import run_cli
+from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
+
+from docker_world import labelled, model_args, musl_image
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
+
+
+def trials(jobs: Path, job: str) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in (jobs / job).glob("*/result.json")}
+
+
+def outcomes(found: dict[str, dict]) -> dict[str, str]:
+    return {u: t["standard"]["outcome"] for u, t in found.items()}
+
+
+def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
+    env, _, _ = world
+    env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+
+    result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", "own-oracle"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-oracle")
+    assert outcomes(found) == {"answer": "passed", "kept": "passed", "slow": "failed", "network": "passed", "badpull": "error"}
+    image = found["answer"]["standard"]["image"]
+    assert image.startswith("nullius/own-ownbench-tasks-answer-environment:") and found["answer"]["standard"]["environment"] == "task"
+    answer = jobs / "own-oracle" / "answer"
+    # the oracle's solve ran in the box; the check's files came in after it, its folder came out beside the run's own
+    assert (answer / "agent" / "solve-stdout.txt").read_text() == "solved\n"
+    changes = (answer / "agent" / "container-changes.txt").read_text().splitlines()
+    assert "A /app/answer.txt" in changes and "A /solution" in changes
+    assert not any("/tests" in line for line in changes)  # recorded before the check's files were put in
+    assert not any("docker-init" in line for line in changes)  # docker's own, not the task's
+    score = json.loads((answer / "verifier" / "score.json").read_text())
+    assert score["detail"] == {"exit": 0, "timed_out": False, "collected": ["processes.txt", "reward.txt"], "output": "checked in /app\n"}
+    assert (answer / "verifier" / "test-stdout.txt").read_text() == "checked in /app\n"
+    assert (answer / "verifier" / "stopped.txt").read_text() == "nothing of the agent was running\n"
+
+    # a check past its seconds is stopped and says so; the score decides what that is worth
+    slow = json.loads((jobs / "own-oracle" / "slow" / "verifier" / "score.json").read_text())
+    assert slow["detail"]["timed_out"] is True and slow["detail"]["exit"] is None
+    assert slow["detail"]["output"] == "a check that takes too long\n"
+    assert found["slow"]["verifier"]["finished_at"] < found["slow"]["finished_at"]
+
+    # the check's one way out is the egress proxy, which refuses a private address and says so in the trial's records
+    network = jobs / "own-oracle" / "network" / "verifier"
+    assert "proxy=http://egress:3128" in (network / "test-stdout.txt").read_text()
+    assert "refused 403" in (network / "test-stdout.txt").read_text()
+    log = [json.loads(line) for line in (network / "egress.log").read_text().splitlines()]
+    assert [(e["host"], e["allowed"]) for e in log] == [("172.17.0.1", False)] and log[0]["why"]
+
+    bad = found["badpull"]["exception_info"]
+    assert bad["exception_type"] == "EnvironmentSetupError" and "image.pull" in bad["exception_message"] and "sha256" in bad["exception_message"]
+    assert labelled("own-oracle") == {"containers": [], "networks": [], "volumes": []}
+
+    # built once: the next run finds it by its hash
+    again = run_cli(["run", "ownbench", "nop", "--backend", "docker", "--job-name", "own-nop"], env)
+    assert again.code == 0, again.output
+    assert "built before" in (jobs / "own-nop" / ".work" / "own-tasks-answer-environment.log").read_text()
+    found = trials(jobs, "own-nop")
+    assert found["answer"]["standard"]["outcome"] == "failed" and found["answer"]["standard"]["image"] == image  # the image as it is
+
+    # a control needs docker, not the docker backend: on the local backend it still runs in the task's image
+    local = run_cli(["run", "ownbench", "oracle", "--job-name", "own-local"], env)
+    assert local.code == 0, local.output
+    assert outcomes(trials(jobs, "own-local"))["answer"] == "passed"
+    assert json.loads((jobs / "own-local" / "config.json").read_text())["standard"]["backend"]["name"] == "local"
+    assert labelled("own-local") == {"containers": [], "networks": [], "volumes": []}
+
+
+def box_player(request: FakeRequest) -> Reply:
+    """A model that works in the box with the reference agent's run_command, leaving a process running."""
+    if request.last_tool_result is None:
+        command = ("echo 42 > answer.txt; (setsid sleep 300 </dev/null >/dev/null 2>&1 &); ls /tests 2>&1; echo cwd=$(pwd); cat README.txt; "
+                   "touch \"$HOME/made-in-the-box\"; echo uid=$(id -u)")
+        return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
+    result = request.last_tool_result
+    return Reply(text="done: " + (result if isinstance(result, str) else json.dumps(result)))
+
+
+def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
+    env, fake, _ = world
+    env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    fake.use(box_player)
+    result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--job-name", "own-agent"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-agent")
+    assert outcomes(found) == {"answer": "passed", "kept": "passed", "slow": "failed", "network": "passed", "badpull": "error"}
+    unit = jobs / "own-agent" / "answer"
+    seen = (unit / "agent" / "acp.jsonl").read_text()
+    # it worked in the image's working directory, in the task's image, before the check's files were there
+    assert "cwd=/app" in seen and "the task's own image" in seen and "No such file" in seen and "uid=0" in seen
+    calls = [json.loads(line) for line in (unit / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # through the run's relay, as on the base
+    # what it left running was stopped before the check, and named
+    stopped = (unit / "verifier" / "stopped.txt").read_text()
+    assert "sleep 300" in stopped
+    during = (unit / "verifier" / "processes.txt").read_text()
+    assert "sleep 300" not in during and "agent.py" not in during
+    kept = jobs / "own-agent" / "kept" / "verifier"
+    assert "sleep 300" in (kept / "processes.txt").read_text() and "kept" in (kept / "stopped.txt").read_text()
+    changes = (unit / "agent" / "container-changes.txt").read_text().splitlines()
+    assert changes == ["C /app", "A /app/answer.txt"]  # the folders of the agent's mounts are docker's, not the agent's
+    # the home it wrote as the image's user (root) is given back
+    made = unit / ".work" / "home" / "made-in-the-box"
+    assert made.exists() and made.stat().st_uid == os.getuid()
+    assert labelled("own-agent") == {"containers": [], "networks": [], "volumes": []}
+
+    # on the local backend an agent's unit in an own image is refused, naming what it needs
+    local = run_cli(["run", "ownbench", "reference", *model_args(fake)[:-2], "--unsandboxed", "--job-name", "own-agent-local"], env)
+    assert local.code == 0, local.output
+    refused = trials(jobs, "own-agent-local")["answer"]["exception_info"]
+    assert refused["exception_type"] == "EnvironmentSetupError" and "--backend docker" in refused["exception_message"]
+
+
+def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_path):
+    env, _, _ = world
+    catalogue = tmp_path / "catalogue" / "benchmarks"
+    catalogue.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "ownbench")], check=True)
+    dockerfile = catalogue / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN exit 3\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
+    result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", "own-broken"], env)
+    assert result.code == 0, result.output
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    found = trials(jobs, "own-broken")
+    assert {u: t["exception_info"]["exception_type"] for u, t in found.items()} == {u: "EnvironmentSetupError" for u in found}
+    message = found["answer"]["exception_info"]["exception_message"]
+    log = jobs / "own-broken" / ".work" / "own-tasks-answer-environment.log"
+    assert "did not build" in message and str(log) in message
+    assert "exit 3" in log.read_text() or "returned a non-zero code: 3" in log.read_text()
+
+
+def test_an_agent_whose_runtime_needs_glibc_is_not_run_in_a_musl_image(world, tmp_path):
+    env, fake, _ = world
+    base = musl_image(tmp_path / "musl")
+    catalogue = tmp_path / "catalogue" / "benchmarks"
+    catalogue.mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "ownbench")], check=True)
+    (catalogue / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile").write_text(f"FROM {base}\nWORKDIR /app\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
+    fake.use(box_player)
+    result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--job-name", "own-musl"], env)
+    assert result.code == 0, result.output
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    found = trials(jobs, "own-musl")
+    refused = found["answer"]["exception_info"]
+    assert refused["exception_type"] == "EnvironmentSetupError"
+    assert refused["exception_message"] == "not run: the agent's runtime (python) needs glibc; this task's image is musl-based"
+    assert not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").exists() or not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").read_text()
+    assert labelled("own-musl") == {"containers": [], "networks": [], "volumes": []}
