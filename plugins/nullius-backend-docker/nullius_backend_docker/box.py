@@ -19,18 +19,16 @@ import asyncio
 import contextlib
 import io
 import json
-import os
 import tarfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from nullius_core.run.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
 
-from nullius_backend_docker import dockercli
+from nullius_backend_docker import boxfiles, dockercli
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.process import GRACE, LINE_LIMIT
+from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend
@@ -95,17 +93,17 @@ class DockerBox:
 
     async def check_runtime(self, runtime: str) -> None:
         """The agent's runtime, tried once in the image: one that cannot start is the unit's setup error, saying why."""
-        done = await _run_docker(["exec", self.name, runtime, "--version"], 60)
-        if done[0] == 0:
+        code, err, out = await dockercli.arun_bytes(["exec", self.name, runtime, "--version"], 60)
+        if code == 0:
             return
         kind = "node" if "node" in Path(runtime).name else "python" if "python" in Path(runtime).name else Path(runtime).name
         if await self._musl():
             raise NotRun(f"not run: the agent's runtime ({kind}) needs glibc; this task's image is musl-based")
-        raise NotRun(f"not run: the agent's runtime ({kind}, {runtime}) cannot start in this task's image: {done[1].strip()[-300:]}")
+        raise NotRun(f"not run: the agent's runtime ({kind}, {runtime}) cannot start in this task's image: {(out.decode(errors='replace') + err).strip()[-300:]}")
 
     async def _musl(self) -> bool:
         for folder in ("/lib", "/usr/lib"):
-            code, _, data = await _run_docker_bytes(["cp", f"{self.name}:{folder}", "-"], 60)
+            code, _, data = await dockercli.arun_bytes(["cp", f"{self.name}:{folder}", "-"], 60)
             if code == 0:
                 with contextlib.suppress(tarfile.TarError), tarfile.open(fileobj=io.BytesIO(data)) as tar:
                     if any("ld-musl" in m.name for m in tar.getmembers()):
@@ -125,7 +123,7 @@ class DockerBox:
     async def changes(self) -> str:
         if not self._started:
             return ""
-        lines = _without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
+        lines = boxfiles.without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
         return "".join(line + "\n" for line in lines)
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
@@ -184,8 +182,8 @@ class DockerBox:
         """The files of `copy` and `write` as one archive, extracted at the box's root by `docker cp`."""
         if not steps.copy and not steps.write:
             return
-        data = await asyncio.to_thread(_archive, self.own.source, steps)
-        code, err, _ = await _run_docker_bytes(["cp", "-", f"{self.name}:/"], 300, data)
+        data = await asyncio.to_thread(boxfiles.archive, self.own.source, steps)
+        code, err, _ = await dockercli.arun_bytes(["cp", "-", f"{self.name}:/"], 300, data)
         if code != 0:
             raise VerifyProblem(f"the check's files could not be put in the box: {err.strip()[-300:]}")
 
@@ -209,11 +207,11 @@ class DockerBox:
                 return None, True
 
     async def _collect(self, folder: str, verifier_dir: Path) -> list[str]:
-        code, err, data = await _run_docker_bytes(["cp", f"{self.name}:{folder}", "-"], 300)
+        code, err, data = await dockercli.arun_bytes(["cp", f"{self.name}:{folder}", "-"], 300)
         if code != 0:
             (verifier_dir / "collect.txt").write_text(f"{folder} could not be collected: {err.strip()[-300:]}\n")
             return []
-        return await asyncio.to_thread(_extract, data, verifier_dir)
+        return await asyncio.to_thread(boxfiles.extract, data, verifier_dir)
 
     async def _start_egress(self, log: Path) -> asyncio.subprocess.Process:
         """The check's proxy, on the default bridge and on the unit's network as `egress`; ready when it says so."""
@@ -258,102 +256,12 @@ class DockerBox:
 
     async def _give_home_back(self) -> None:
         """What the image's user (often root) wrote in the mounted HOME becomes yours again."""
-        if not self.home.exists() or all(_yours(p) for p in [self.home, *self.home.rglob("*")]):
+        if not self.home.exists() or all(boxfiles.yours(p) for p in [self.home, *self.home.rglob("*")]):
             return
         await dockercli.arun(
             ["run", "--rm", "--user", "0", "--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_READ_SEARCH",
              "--network", "none", "--log-driver", "none", *self.labels, "--volume", f"{self.home}:/home-to-give-back",
              self.backend.image, "chown", "-R", "-h", self.backend.user, "/home-to-give-back"], timeout=300, check=False)
-
-
-def _without_ours(lines: list[str], points: list[str]) -> list[str]:
-    """`docker diff` without what docker made for us: the --init binary and the folders our mounts are made at.
-
-    A line is ours when its path is one of those points or a folder on the
-    way to one, and nothing the task or the agent changed lies under it.
-    """
-    def path(line: str) -> str:
-        return line[2:]
-
-    def ours(p: str) -> bool:
-        return any(point == p or point.startswith(p.rstrip("/") + "/") for point in points)
-
-    theirs = [path(line) for line in lines if not ours(path(line))]
-    return [line for line in lines if not ours(path(line)) or any(t.startswith(path(line).rstrip("/") + "/") for t in theirs)]
-
-
-def _yours(path: Path) -> bool:
-    try:
-        return path.lstat().st_uid == os.getuid()
-    except OSError:
-        return True
-
-
-def _archive(source: Path, steps: Steps) -> bytes:
-    buffer = io.BytesIO()
-    now = time.time()
-    made: set[str] = set()
-
-    def folders(inside: str) -> None:
-        parts = Path(inside.lstrip("/")).parts
-        for i in range(1, len(parts)):
-            name = "/".join(parts[:i])
-            if name not in made:
-                made.add(name)
-                info = tarfile.TarInfo(name)
-                info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
-                tar.addfile(info)
-
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for relative, inside in steps.copy.items():
-            folder = source / relative
-            if not folder.exists():
-                raise VerifyProblem(f"{relative!r} is not in the upstream ({folder})")
-            folders(inside + "/x")
-            tar.add(str(folder), arcname=inside.strip("/"))
-        for inside, text in steps.write.items():
-            folders(inside)
-            data = text.encode()
-            info = tarfile.TarInfo(inside.lstrip("/"))
-            info.size, info.mode, info.mtime = len(data), 0o644, now
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def _extract(data: bytes, verifier_dir: Path) -> list[str]:
-    """The collected folder's files into verifier/, beside the run's own (which they never replace)."""
-    ours = {"test-stdout.txt", "stopped.txt", "egress.log"}
-    found = []
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
-            parts = Path(member.name).parts[1:]  # the collected folder's own name goes
-            if not parts or (len(parts) == 1 and parts[0] in ours):
-                continue
-            member.name = "/".join(parts)
-            tar.extract(member, verifier_dir, filter="data")
-            if member.isfile():
-                found.append(member.name)
-    return sorted(found)
-
-
-async def _run_docker(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    code, err, out = await _run_docker_bytes(argv, timeout)
-    return code, (out.decode(errors="replace") + err)
-
-
-async def _run_docker_bytes(argv: Sequence[str], timeout: float, data: bytes | None = None) -> tuple[int, str, bytes]:
-    proc = await asyncio.create_subprocess_exec(
-        dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=dockercli.client_env(None),
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return 124, f"docker {argv[0]} did not end in {timeout:g} s", b""
-    assert proc.returncode is not None
-    return proc.returncode, err.decode(errors="replace"), out
 
 
 async def _stop_egress(proc: asyncio.subprocess.Process) -> None:
@@ -367,63 +275,3 @@ async def _stop_egress(proc: asyncio.subprocess.Process) -> None:
     except asyncio.TimeoutError:
         proc.kill()
         await proc.wait()
-
-
-class ExecProcess:
-    """The agent, started in the box with `docker exec -i`, seen as a process; ending it stops what it started by exec."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, box: DockerBox, argv: list[str], stderr: IO[bytes]):
-        self._proc = proc
-        self._box = box
-        self._argv = argv
-        self._stderr = stderr
-        assert proc.stdin is not None and proc.stdout is not None
-        self.stdin = proc.stdin
-        self.stdout = proc.stdout
-        self.pid = proc.pid
-
-    @classmethod
-    async def start(cls, box: DockerBox, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path, inside: list[str]) -> ExecProcess:
-        stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
-            )
-        except BaseException:
-            stderr.close()
-            raise
-        return cls(proc, box, inside, stderr)
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    async def wait(self) -> int:
-        return await self._proc.wait()
-
-    async def end(self) -> list[str]:
-        """Its stdin closed; after the grace period, the agent's process (started by exec) is stopped in the box.
-
-        What it left running in the box stays until the check stops it
-        (unless verify.keep_processes): that is the check's to see.
-        """
-        killed: list[str] = []
-        with contextlib.suppress(Exception):
-            self.stdin.close()
-        if self._proc.returncode is None:
-            try:
-                await asyncio.wait_for(self._proc.wait(), GRACE)
-            except asyncio.TimeoutError:
-                with contextlib.suppress(DockerError, ValueError):
-                    reaped = await self._box.reap("exec", self._argv)
-                    killed = [f"{p['pid']} {p['command']}" for p in reaped["stopped"]]
-        try:
-            await asyncio.wait_for(self._proc.wait(), 10)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
-            await self._proc.wait()
-        self._stderr.close()
-        return killed

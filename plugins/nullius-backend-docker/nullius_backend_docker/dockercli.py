@@ -91,3 +91,19 @@ def by_name(env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     client = {**env, **{k: v for k, v in client_env(None).items() if k.startswith("DOCKER_")}}
     client.setdefault("DOCKER_CONFIG", str(Path(os.environ.get("HOME", "/root")) / ".docker"))
     return flags, client
+
+
+async def arun_bytes(argv: Sequence[str], timeout: float, data: bytes | None = None) -> tuple[int, str, bytes]:
+    """`docker ARGV...` with `data` on its stdin: (exit, stderr, stdout as bytes); never raises for a failed command."""
+    proc = await asyncio.create_subprocess_exec(
+        docker_binary(), *argv, stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(None),
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return 124, f"docker {argv[0]} did not end in {timeout:g} s", b""
+    assert proc.returncode is not None
+    return proc.returncode, err.decode(errors="replace"), out

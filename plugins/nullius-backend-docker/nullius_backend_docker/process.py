@@ -1,7 +1,13 @@
-"""An agent in a container, seen as a process: the attached `docker run -i`'s stdio, the container ended whole.
+"""An agent in a container, seen as a process.
 
-Ending it names what was still running inside (`docker top`), then removes
-the container: every process of the agent goes with it, grandchildren too.
+`ContainerProcess`: the agent's own container, the attached `docker start
+-ai`'s stdio; ending it names what was still running inside (`docker top`),
+then removes the container: every process of the agent goes with it,
+grandchildren too.
+
+`ExecProcess`: the agent added to a task's box with `docker exec -i`;
+ending it stops the agent's own process, and leaves what it started in the
+box for the check to see (and stop, unless verify.keep_processes).
 """
 
 from __future__ import annotations
@@ -10,9 +16,10 @@ import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from nullius_backend_docker import dockercli
+from nullius_backend_docker.dockercli import DockerError
 
 LINE_LIMIT = 64 * 1024 * 1024
 GRACE = 3.0
@@ -72,5 +79,65 @@ class ContainerProcess:
             await self._proc.wait()
         with contextlib.suppress(Exception):
             self.stdin.close()
+        self._stderr.close()
+        return killed
+
+
+class ExecProcess:
+    """The agent, started in the box with `docker exec -i`, seen as a process; ending it stops what it started by exec."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, box: Any, argv: list[str], stderr: IO[bytes]):
+        self._proc = proc
+        self._box = box
+        self._argv = argv
+        self._stderr = stderr
+        assert proc.stdin is not None and proc.stdout is not None
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+        self.pid = proc.pid
+
+    @classmethod
+    async def start(cls, box: Any, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path, inside: list[str]) -> ExecProcess:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
+            )
+        except BaseException:
+            stderr.close()
+            raise
+        return cls(proc, box, inside, stderr)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def wait(self) -> int:
+        return await self._proc.wait()
+
+    async def end(self) -> list[str]:
+        """Its stdin closed; after the grace period, the agent's process (started by exec) is stopped in the box.
+
+        What it left running in the box stays until the check stops it
+        (unless verify.keep_processes): that is the check's to see.
+        """
+        killed: list[str] = []
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        if self._proc.returncode is None:
+            try:
+                await asyncio.wait_for(self._proc.wait(), GRACE)
+            except asyncio.TimeoutError:
+                with contextlib.suppress(DockerError, ValueError):
+                    reaped = await self._box.reap("exec", self._argv)
+                    killed = [f"{p['pid']} {p['command']}" for p in reaped["stopped"]]
+        try:
+            await asyncio.wait_for(self._proc.wait(), 10)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            await self._proc.wait()
         self._stderr.close()
         return killed

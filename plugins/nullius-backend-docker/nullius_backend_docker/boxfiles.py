@@ -1,0 +1,82 @@
+"""What goes in and out of a box as files: the check's files as one archive, the collected folder, `docker diff` without docker's own."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import time
+from pathlib import Path
+
+from nullius_core.run.own_image import Steps, VerifyProblem
+
+OURS_IN_VERIFIER = {"test-stdout.txt", "stopped.txt", "egress.log"}  # the run's own records, never replaced by collected files
+
+
+def archive(source: Path, steps: Steps) -> bytes:
+    buffer = io.BytesIO()
+    now = time.time()
+    made: set[str] = set()
+
+    def folders(inside: str) -> None:
+        parts = Path(inside.lstrip("/")).parts
+        for i in range(1, len(parts)):
+            name = "/".join(parts[:i])
+            if name not in made:
+                made.add(name)
+                info = tarfile.TarInfo(name)
+                info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+                tar.addfile(info)
+
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for relative, inside in steps.copy.items():
+            folder = source / relative
+            if not folder.exists():
+                raise VerifyProblem(f"{relative!r} is not in the upstream ({folder})")
+            folders(inside + "/x")
+            tar.add(str(folder), arcname=inside.strip("/"))
+        for inside, text in steps.write.items():
+            folders(inside)
+            data = text.encode()
+            info = tarfile.TarInfo(inside.lstrip("/"))
+            info.size, info.mode, info.mtime = len(data), 0o644, now
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def extract(data: bytes, verifier_dir: Path) -> list[str]:
+    """The collected folder's files into verifier/, beside the run's own (which they never replace)."""
+    found = []
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts[1:]  # the collected folder's own name goes
+            if not parts or (len(parts) == 1 and parts[0] in OURS_IN_VERIFIER):
+                continue
+            member.name = "/".join(parts)
+            tar.extract(member, verifier_dir, filter="data")
+            if member.isfile():
+                found.append(member.name)
+    return sorted(found)
+
+
+def without_ours(lines: list[str], points: list[str]) -> list[str]:
+    """`docker diff` without what docker made for us: the --init binary and the folders our mounts are made at.
+
+    A line is ours when its path is one of those points or a folder on the
+    way to one, and nothing the task or the agent changed lies under it.
+    """
+    def path(line: str) -> str:
+        return line[2:]
+
+    def ours(p: str) -> bool:
+        return any(point == p or point.startswith(p.rstrip("/") + "/") for point in points)
+
+    theirs = [path(line) for line in lines if not ours(path(line))]
+    return [line for line in lines if not ours(path(line)) or any(t.startswith(path(line).rstrip("/") + "/") for t in theirs)]
+
+
+def yours(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid == os.getuid()
+    except OSError:
+        return True
