@@ -170,3 +170,37 @@ def test_an_agent_whose_runtime_needs_glibc_is_not_run_in_a_musl_image(world, tm
     assert refused["exception_message"] == "not run: the agent's runtime (python) needs glibc; this task's image is musl-based"
     assert not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").exists() or not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").read_text()
     assert labelled("own-musl") == {"containers": [], "networks": [], "volumes": []}
+
+
+def claude_box_player(request: FakeRequest) -> Reply:
+    """Claude Code's Bash tool in the box: the answer written, and what the image itself has as node."""
+    if "Bash" not in request.tools:
+        return Reply(text="side")  # a side call (a title, a topic check)
+    if request.last_tool_result is None:
+        command = "echo 42 > /app/answer.txt; echo node=$(command -v node); cat /app/README.txt"
+        return Reply(tool_calls=[ToolCall(name="Bash", arguments={"command": command, "description": "answer"})])
+    return Reply(text="done")
+
+
+def test_an_agent_from_npm_runs_on_the_bases_node_in_an_image_without_node(world, tmp_path):
+    env, fake, _ = world
+    catalogue = tmp_path / "catalogue" / "benchmarks"
+    catalogue.mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "ownbench")], check=True)
+    dockerfile = catalogue / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN rm -rf /usr/local/bin/node /usr/local/bin/npm /usr/local/lib/node_modules\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue"), "ANTHROPIC_API_KEY": "sk-ant-held-by-the-relay-0123456789"}
+    fake.use(claude_box_player)
+    result = run_cli(["run", "ownbench", "claude", "--model", "fake-claude", "--provider", "anthropic", "--base-url", fake.openai_base_url,
+                      "--backend", "docker", "--limit", "1", "--job-name", "own-claude"], env, timeout=900)
+    assert result.code == 0, result.output
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    found = trials(jobs, "own-claude")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    unit = jobs / "own-claude" / "answer"
+    seen = (unit / "agent" / "acp.jsonl").read_text()
+    assert "node=\\n" in seen and "the task's own image" in seen  # the image has no node; the agent ran on the base's
+    assert all(json.loads(line)["status"] == 200 for line in (unit / "agent" / "calls.jsonl").read_text().splitlines())
+    leaked = subprocess.run(["grep", "-rlF", env["ANTHROPIC_API_KEY"], str(jobs / "own-claude")], capture_output=True, text=True)
+    assert leaked.returncode == 1 and leaked.stdout == ""  # searched, and not found in any record
+    assert labelled("own-claude") == {"containers": [], "networks": [], "volumes": []}
