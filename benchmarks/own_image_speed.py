@@ -14,8 +14,9 @@ The direct path is the least a hand-written harness does for the same
 result, with the docker CLI and nothing else: run the image, `docker cp`
 the solution, exec it, `docker cp` the tests, exec them, `docker cp` the
 logs out, remove the container. Both are measured in one run, alternating,
--j units at once; printed: the medians of seconds per unit and their ratio,
-and the whole machine's CPU seconds per unit. The machine is noisy: read the
+-j units at once; printed: the medians of the wall time over the units (the
+run's whole command for Nullius, its start included) and their ratio, and
+the whole machine's CPU seconds per unit. The machine is noisy: read the
 medians and the ratio.
 """
 
@@ -95,7 +96,7 @@ def main() -> None:
         results = [json.loads(r.read_text()) for r in job.glob("*/result.json")]
         if got["returncode"] != 0 or len(results) != units or any(r["standard"]["outcome"] != "passed" for r in results):
             raise SystemExit(f"{name} failed (kept in {root}): {got['stderr'][-2000:]}")
-        rows["nullius"]["unit"].append(got["wall_s"] * args.j / units)
+        rows["nullius"]["unit"].append(got["wall_s"] / units)
         rows["nullius"]["cpu"].append(cpu / units)
 
         out = root / f"direct-{run}"
@@ -108,7 +109,7 @@ def main() -> None:
         cpu = machine_cpu() - cpu0
         if sum("checked" in p.read_text() for p in out.glob("*.txt")) != units:
             raise SystemExit(f"the direct path's checks did not all run (kept in {out})")
-        rows["direct"]["unit"].append(wall * args.j / units)
+        rows["direct"]["unit"].append(wall / units)
         rows["direct"]["cpu"].append(cpu / units)
     report = {
         side: {"seconds_per_unit": round(statistics.median(r["unit"]), 3), "machine_cpu_per_unit_s": round(statistics.median(r["cpu"]), 3)}
@@ -120,8 +121,8 @@ def main() -> None:
     else:
         n, d = report["nullius"], report["direct"]
         print(f"{units} own-image oracle units at -j {args.j}, medians of {args.runs} runs, alternating")
-        print(f"nullius {n['seconds_per_unit']:.3f} s/unit (machine CPU {n['machine_cpu_per_unit_s']:.2f} s)  "
-              f"direct docker {d['seconds_per_unit']:.3f} s/unit (machine CPU {d['machine_cpu_per_unit_s']:.2f} s)  "
+        print(f"nullius {n['seconds_per_unit']:.3f} s wall/unit (machine CPU {n['machine_cpu_per_unit_s']:.2f} s)  "
+              f"direct docker {d['seconds_per_unit']:.3f} s wall/unit (machine CPU {d['machine_cpu_per_unit_s']:.2f} s)  "
               f"nullius/direct {report['ratio']:.2f}x")
     subprocess.run(["rm", "-rf", str(root)], check=False)
 

@@ -92,7 +92,8 @@ class Box(Protocol):
         """The oracle's solution, run in the box; its output to `out`; its exit (None: timed out)."""
 
     async def changes(self) -> str:
-        """What changed in the container since it started (`docker diff`), one path a line."""
+        """What the agent (or the oracle) changed in the container (`docker diff`), one path a line; taken once,
+        before the check's files go in (`verify` takes it then)."""
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
         """Stop the agent's processes (unless kept), put the check's files in, run it, collect its files.

@@ -268,14 +268,17 @@ async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
     if place is None or place.box is None:
         return {}
     own = place.environment.own
-    trial.write_text("agent/container-changes.txt", await place.box.changes())
-    if own.verify is None:
-        return {}
     try:
-        verified = await place.box.verify(own.verify, trial.verifier)
+        verified = await place.box.verify(own.verify, trial.verifier) if own.verify is not None else None
     except (VerifyProblem, OSError) as exc:  # OSError: docker failed under it
         raise TrialError("VerifierError", str(exc)) from None
-    return {"verified": verified.request()}
+    finally:
+        try:
+            changes = await place.box.changes()  # taken before the check's files went in
+        except OSError as exc:
+            changes = f"(the container's changes could not be taken: {exc})\n"
+        trial.write_text("agent/container-changes.txt", changes)
+    return {"verified": verified.request()} if verified is not None else {}
 
 
 def check_score(score: dict[str, Any], kind: str) -> None:

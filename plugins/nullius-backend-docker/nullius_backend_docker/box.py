@@ -54,6 +54,7 @@ class DockerBox:
         self.room_removed: asyncio.Future[Any] | None = None  # the room's removal, awaited before the network goes
         self._network = False
         self._started = False
+        self._changes: str | None = None
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
         self._lock = asyncio.Lock()
 
@@ -67,8 +68,14 @@ class DockerBox:
         return self.network
 
     async def start(self, volumes: Sequence[str] = ()) -> None:
-        """The image, running until the unit ends; `volumes` as `docker run` takes them (the agent's, when it has one)."""
-        await self.ensure_network()
+        """The image, running until the unit ends; `volumes` as `docker run` takes them (the agent's, when it has one).
+
+        On the unit's network when an agent's room made it or the check has a
+        way out (egress); a control's box without one needs none (no network
+        made and removed: that is most of what a box costs the daemon).
+        """
+        if self.own.verify is not None and self.own.verify.network:
+            await self.ensure_network()
         async with self._lock:
             if self._started:
                 return
@@ -77,7 +84,7 @@ class DockerBox:
                 limits += ["--memory", f"{self.own.image.memory_mb}m"]
             if self.own.image.cpus:
                 limits += ["--cpus", f"{self.own.image.cpus:g}"]
-            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.network,
+            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.network if self._network else "none",
                     "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir,
                     "--entrypoint", "sleep", *limits]
             for volume in volumes:
@@ -121,23 +128,23 @@ class DockerBox:
         return code
 
     async def changes(self) -> str:
+        """What the agent (or the oracle) changed, taken once, before the check's files go in."""
         if not self._started:
             return ""
-        lines = boxfiles.without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
-        return "".join(line + "\n" for line in lines)
+        if self._changes is None:
+            lines = boxfiles.without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
+            self._changes = "".join(line + "\n" for line in lines)
+        return self._changes
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
         await self.start()
         verifier_dir.mkdir(parents=True, exist_ok=True)
-        if verify.keep_processes:
-            (verifier_dir / "stopped.txt").write_text("kept: verify.keep_processes is true, what the agent left ran on during the check\n")
-        else:
-            reaped = await self.reap("all") if await self._anything_running() else {"stopped": [], "survivors": []}
-            lines = [f"{p['pid']}\t{p['signal']}\t{p['command']}" for p in reaped["stopped"]]
-            (verifier_dir / "stopped.txt").write_text("".join(line + "\n" for line in lines) or "nothing of the agent was running\n")
-            if reaped["survivors"]:
-                names = ", ".join(f"{p['pid']} {p['command']}" for p in reaped["survivors"])
-                raise VerifyProblem(f"the agent's processes could not be stopped before the check: {names}")
+        # `docker diff` is slow on some daemons (0.4 s here): taken while the processes are stopped, before the files go in
+        changes = asyncio.ensure_future(self.changes())
+        try:
+            await self._stop_the_agent(verify, verifier_dir)
+        finally:
+            await changes
         await self._put(verify)
         env: dict[str, str] = {}
         egress = None
@@ -158,6 +165,18 @@ class DockerBox:
         collected = await self._collect(verify.collect, verifier_dir) if verify.collect else []
         text = out.read_bytes()[-OUTPUT_LIMIT:].decode(errors="replace")
         return Verified(exit=code, timed_out=timed_out, output=text, dir=str(verifier_dir), collected=collected)
+
+    async def _stop_the_agent(self, verify: Verify, verifier_dir: Path) -> None:
+        """Every process but init and the keep-alive, stopped and named in stopped.txt (unless verify.keep_processes)."""
+        if verify.keep_processes:
+            (verifier_dir / "stopped.txt").write_text("kept: verify.keep_processes is true, what the agent left ran on during the check\n")
+            return
+        reaped = await self.reap("all") if await self._anything_running() else {"stopped": [], "survivors": []}
+        lines = [f"{p['pid']}\t{p['signal']}\t{p['command']}" for p in reaped["stopped"]]
+        (verifier_dir / "stopped.txt").write_text("".join(line + "\n" for line in lines) or "nothing of the agent was running\n")
+        if reaped["survivors"]:
+            names = ", ".join(f"{p['pid']} {p['command']}" for p in reaped["survivors"])
+            raise VerifyProblem(f"the agent's processes could not be stopped before the check: {names}")
 
     async def _anything_running(self) -> bool:
         """More than init and the keep-alive in the box (`docker top`: no helper container started to see it)."""
@@ -198,7 +217,8 @@ class DockerBox:
             try:
                 return await asyncio.wait_for(proc.wait(), seconds), False
             except asyncio.TimeoutError:
-                await self.reap("exec", argv)
+                # everything but init and the keep-alive: the command's own children too (the check is over)
+                await self.reap("all")
                 try:
                     await asyncio.wait_for(proc.wait(), 10)
                 except asyncio.TimeoutError:

@@ -6,7 +6,8 @@ named by the NULLIUS_BASE build argument: no registry). Its units: `answer`
 (the check copied in after the agent, its files collected), `kept` (the
 same, with verify.keep_processes), `slow` (a check
 past its time limit), `network` (a check whose one way out is the egress
-proxy), `badpull` (a pull not pinned by digest).
+proxy), `badpull` (a pull not pinned by digest). Copies of it change the
+answer's Dockerfile: a build that fails, a musl image, an image without node.
 """
 
 from __future__ import annotations
