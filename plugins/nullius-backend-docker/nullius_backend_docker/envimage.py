@@ -75,7 +75,7 @@ def ensure(
             (context / "Dockerfile.nullius").write_bytes(f"FROM {base}\n".encode() + text + b"\n")
             with open(log, "ab") as out:
                 done = subprocess.run(
-                    [dockercli.docker_binary(), "build", "--label", f"nullius.environment={benchmark}/{name}", "-f",
+                    [dockercli.docker_binary(), "build", "--force-rm", "--label", f"nullius.environment={benchmark}/{name}", "-f",
                      str(context / "Dockerfile.nullius"), "-t", tag, str(context)],
                     stdout=out, stderr=subprocess.STDOUT, timeout=3600,
                 )

@@ -69,7 +69,7 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
         _note(log, f"{tag}: building {folder}")
         with open(log, "ab") as out:
             done = subprocess.run(
-                [dockercli.docker_binary(), "build", "--label", f"nullius.own={benchmark}/{build}", "--build-arg",
+                [dockercli.docker_binary(), "build", "--force-rm", "--label", f"nullius.own={benchmark}/{build}", "--build-arg",
                  f"NULLIUS_BASE={base}", "-t", tag, str(folder)],
                 stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_SECONDS, env=dockercli.client_env(None),
             )

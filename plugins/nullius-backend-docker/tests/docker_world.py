@@ -7,6 +7,7 @@ turns that into a skip whose reason the summary shows.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -78,3 +79,38 @@ def musl_image(scratch: Path) -> str:
     subprocess.run(["docker", "import", "--change", 'CMD ["/bin/sh"]', "-", MUSL_IMAGE], input=archive, check=True,
                    capture_output=True, timeout=300)
     return MUSL_IMAGE
+
+
+@contextlib.contextmanager
+def local_registry(folder: Path):
+    """Debian's docker-registry (the distribution registry) on a free loopback port, its storage in folder: a registry to pull from.
+
+    The daemon trusts 127.0.0.0/8 without TLS. `./dev test` installs the package.
+    """
+    import shutil
+    import socket
+    import time
+
+    if shutil.which("docker-registry") is None:
+        pytest.fail("these tests need docker-registry (apt-get install docker-registry) to pull an image by digest")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "config.yml"
+    config.write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {folder / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n")
+    proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=subprocess.DEVNULL, stderr=open(folder / "registry.log", "wb"))
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"docker-registry did not listen: {(folder / 'registry.log').read_text()[-2000:]}")
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -20,7 +20,7 @@ from pathlib import Path
 from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
-from docker_world import labelled, model_args, musl_image
+from docker_world import docker, labelled, local_registry, model_args, musl_image
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
 
@@ -142,8 +142,10 @@ def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_p
     dockerfile = catalogue / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "RUN exit 3\n")
     env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
+    stopped = set(docker("ps", "-aq", "--filter", "status=exited").split())
     result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", "own-broken"], env)
     assert result.code == 0, result.output
+    assert set(docker("ps", "-aq", "--filter", "status=exited").split()) == stopped  # the failed step's container went too
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     found = trials(jobs, "own-broken")
     assert {u: t["exception_info"]["exception_type"] for u, t in found.items()} == {u: "EnvironmentSetupError" for u in found}
@@ -205,3 +207,36 @@ def test_an_agent_from_npm_runs_on_the_bases_node_in_an_image_without_node(world
     leaked = subprocess.run(["grep", "-rlF", env["ANTHROPIC_API_KEY"], str(jobs / "own-claude")], capture_output=True, text=True)
     assert leaked.returncode == 1 and leaked.stdout == ""  # searched, and not found in any record
     assert labelled("own-claude") == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path):
+    env, _, _ = world
+    base = run_cli(["docker", "base"], env).stdout.strip()
+    task = FIXTURES / "benchmarks" / "ownbench" / "tasks" / "answer" / "environment"
+    with local_registry(tmp_path / "registry") as registry:
+        # the task's image, published: pushed to the registry, then known here only by its digest
+        repo = f"{registry}/ownbench/answer"
+        subprocess.run(["docker", "build", "-q", "--build-arg", f"NULLIUS_BASE={base}", "-t", f"{repo}:1", str(task)], check=True,
+                       capture_output=True, timeout=600)
+        subprocess.run(["docker", "push", f"{repo}:1"], check=True, capture_output=True, timeout=600)
+        digests = json.loads(docker("image", "inspect", "--format", "{{json .RepoDigests}}", f"{repo}:1"))
+        digest = next(d for d in digests if d.startswith(f"{repo}@sha256:"))
+        subprocess.run(["docker", "rmi", f"{repo}:1"], check=True, capture_output=True)
+        assert subprocess.run(["docker", "image", "inspect", digest], capture_output=True).returncode != 0
+
+        catalogue = tmp_path / "catalogue" / "benchmarks"
+        catalogue.mkdir(parents=True)
+        subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "ownbench")], check=True)
+        driver = catalogue / "ownbench" / "driver.py"
+        driver.write_text(driver.read_text().replace('IMAGE = {"build": "tasks/answer/environment", "memory_mb": 512, "cpus": 1}',
+                                                     f'IMAGE = {{"pull": "{digest}", "memory_mb": 512}}'))
+        env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
+        jobs = Path(env["NULLIUS_JOBS_DIR"])
+        for job in ("own-pull", "own-pulled"):
+            result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", job], env)
+            assert result.code == 0, result.output
+            found = trials(jobs, job)
+            assert outcomes(found) == {"answer": "passed"} and found["answer"]["standard"]["image"] == digest
+        assert "pulling" in (jobs / "own-pull" / ".work" / "own-pull.log").read_text()
+        assert "here already" in (jobs / "own-pulled" / ".work" / "own-pull.log").read_text()
+    subprocess.run(["docker", "rmi", digest], capture_output=True)
