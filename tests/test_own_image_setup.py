@@ -90,3 +90,21 @@ def test_an_agents_unit_in_an_own_image_is_refused_on_the_local_backend_naming_t
 
     with pytest.raises(ValueError, match=r"needs a backend that runs own images \(--backend docker\); the local backend does not"):
         asyncio.run(_box_host(None, Local(), "agent"))
+
+
+def test_own_image_fields_without_an_own_image_environment_are_the_units_setup_error():
+    from types import SimpleNamespace
+
+    from nullius_core.definitions.benchmark import Environment
+    from nullius_core.run.environments import EnvironmentProblem, unit_environment
+
+    prepared = SimpleNamespace(
+        dataset=SimpleNamespace(environment=None), upstream_dir=None, entry=SimpleNamespace(key="ownbench", folder=OWNBENCH),
+        bench=SimpleNamespace(environments={"task": Environment(image="own"), "tool": Environment(dockerfile="env/tool.Dockerfile")}),
+    )
+    for setup in ({**GOOD, "environment": None}, {**GOOD, "environment": "tool"}, {"prompt": "p", "verify": {"run": ["true"]}}):
+        with pytest.raises(EnvironmentProblem, match=r"only an environment declared \"image\": \"own\" reads"):
+            unit_environment(prepared, setup, OWNBENCH)
+    found = unit_environment(prepared, GOOD, OWNBENCH)
+    assert found.name == "task" and found.own.workdir == "/app" and found.own.source == OWNBENCH
+    assert unit_environment(prepared, {"prompt": "p"}, OWNBENCH) is None

@@ -41,9 +41,14 @@ class UnitEnvironment:
 
 def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> UnitEnvironment | None:
     name = setup.get("environment", prepared.dataset.environment)
+    declared = prepared.bench.environments or {}
+    own_fields = sorted(k for k in ("image", "workdir", "verify") if setup.get(k) is not None)
+    if own_fields and not (isinstance(name, str) and name in declared and declared[name].image == "own"):
+        # never run a task that asked for its own image on the base instead
+        raise EnvironmentProblem(f"setup replies {', '.join(own_fields)}, which only an environment declared \"image\": \"own\" reads; "
+                                 f"it names {name!r}")
     if name is None:
         return None
-    declared = prepared.bench.environments or {}
     if not isinstance(name, str) or name not in declared:
         known = ", ".join(sorted(declared)) or "none"
         raise EnvironmentProblem(f"setup names the environment {name!r}, which standard.json does not declare (declared: {known})")
