@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -92,7 +93,10 @@ def box_player(request: FakeRequest) -> Reply:
     """A model that works in the box with the reference agent's run_command, leaving a process running."""
     if request.last_tool_result is None:
         command = ("echo 42 > answer.txt; (setsid sleep 300 </dev/null >/dev/null 2>&1 &); ls /tests 2>&1; echo cwd=$(pwd); cat README.txt; "
-                   "touch \"$HOME/made-in-the-box\"; echo uid=$(id -u)")
+                   "touch \"$HOME/made-in-the-box\"; echo uid=$(id -u); "
+                   # the task's limits (setup: memory_mb 512, cpus 1), as the box's cgroup holds them (v1, else v2)
+                   "echo memory=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max); "
+                   "echo cpu=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max)")
         return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
     result = request.last_tool_result
     return Reply(text="done: " + (result if isinstance(result, str) else json.dumps(result)))
@@ -111,6 +115,7 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     seen = (unit / "agent" / "acp.jsonl").read_text()
     # it worked in the image's working directory, in the task's image, before the check's files were there
     assert "cwd=/app" in seen and "the task's own image" in seen and "No such file" in seen and "uid=0" in seen
+    assert "memory=536870912" in seen and re.search(r"cpu=(100000\b|100000 100000)", seen)
     calls = [json.loads(line) for line in (unit / "agent" / "calls.jsonl").read_text().splitlines()]
     assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # through the run's relay, as on the base
     # what it left running was stopped before the check, and named
