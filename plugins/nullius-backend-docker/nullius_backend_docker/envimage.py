@@ -8,17 +8,17 @@ Dockerfile and each listed file: built when a unit first asks, once.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import re
 import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from nullius_core.definitions.dockerfile import layer_problems
 
-from nullius_backend_docker import dockercli
+from nullius_backend_docker import buildonce, dockercli
 from nullius_backend_docker.dockercli import DockerError
 
 def problems(dockerfile: str, files: list[str], where: str) -> list[str]:
@@ -53,39 +53,19 @@ def ensure(
     if found:
         raise DockerError("; ".join(found))
     tag = tag_for(benchmark, name, base, text, contents)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    if dockercli.image_exists(tag):
-        _note(log, f"{tag}: built before, used as it is")
-        say("cached", tag)
-        return tag
-    images_dir.mkdir(parents=True, exist_ok=True)
-    with open(images_dir / "env.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if dockercli.image_exists(tag):
-            _note(log, f"{tag}: built before, used as it is")
-            say("cached", tag)
-            return tag
-        say("start", tag)
-        _note(log, f"{tag}: building on {base}")
+
+    def build(out: IO[bytes]) -> int:
         with tempfile.TemporaryDirectory(prefix="nullius-env-") as scratch:
             context = Path(scratch)
             for relative, data in contents.items():
                 (context / relative).parent.mkdir(parents=True, exist_ok=True)
                 (context / relative).write_bytes(data)
             (context / "Dockerfile.nullius").write_bytes(f"FROM {base}\n".encode() + text + b"\n")
-            with open(log, "ab") as out:
-                done = subprocess.run(
-                    [dockercli.docker_binary(), "build", "--force-rm", "--label", f"nullius.environment={benchmark}/{name}", "-f",
-                     str(context / "Dockerfile.nullius"), "-t", tag, str(context)],
-                    stdout=out, stderr=subprocess.STDOUT, timeout=3600,
-                )
-        if done.returncode != 0:
-            say("failed", tag)
-            raise DockerError(f"the environment {name!r} did not build (docker build exit {done.returncode}); see {log}")
-    say("done", tag)
-    return tag
+            return subprocess.run(
+                [dockercli.docker_binary(), "build", "--force-rm", "--label", f"nullius.environment={benchmark}/{name}", "-f",
+                 str(context / "Dockerfile.nullius"), "-t", tag, str(context)],
+                stdout=out, stderr=subprocess.STDOUT, timeout=3600,
+            ).returncode
 
-
-def _note(log: Path, line: str) -> None:
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(f"[nullius] {line}\n")
+    return buildonce.once(tag, log, images_dir / "env.lock", build, found="built before, used as it is", making=f"building on {base}",
+                          failed=lambda code: f"the environment {name!r} did not build (docker build exit {code}); see {log}", say=say)

@@ -25,20 +25,21 @@ LINE_LIMIT = 64 * 1024 * 1024
 GRACE = 3.0
 
 
-class ContainerProcess:
-    def __init__(self, proc: asyncio.subprocess.Process, name: str, stderr: IO[bytes]):
+class _Attached:
+    """A docker client attached to what runs inside: its stdio is the agent's, its stderr the trial's agent/stderr.txt."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, stderr: IO[bytes]):
         self._proc = proc
         self._stderr = stderr
-        self.name = name
         assert proc.stdin is not None and proc.stdout is not None
         self.stdin = proc.stdin
         self.stdout = proc.stdout
         self.pid = proc.pid
 
-    @classmethod
-    async def start(cls, name: str, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> ContainerProcess:
+    @staticmethod
+    async def _attach(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> tuple[asyncio.subprocess.Process, IO[bytes]]:
         stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
+        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in _settle()
         try:
             proc = await asyncio.create_subprocess_exec(
                 dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -47,7 +48,7 @@ class ContainerProcess:
         except BaseException:
             stderr.close()
             raise
-        return cls(proc, name, stderr)
+        return proc, stderr
 
     @property
     def returncode(self) -> int | None:
@@ -55,6 +56,31 @@ class ContainerProcess:
 
     async def wait(self) -> int:
         return await self._proc.wait()
+
+    async def _settle(self) -> None:
+        """The client's own end, once what it was attached to is gone (killed if it lingers)."""
+        try:
+            await asyncio.wait_for(self._proc.wait(), 10)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            await self._proc.wait()
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        self._stderr.close()
+
+
+class ContainerProcess(_Attached):
+    """The agent's own container (`docker start -ai`)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, name: str, stderr: IO[bytes]):
+        super().__init__(proc, stderr)
+        self.name = name
+
+    @classmethod
+    async def start(cls, name: str, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> ContainerProcess:
+        proc, stderr = await cls._attach(argv, env, stderr_path)
+        return cls(proc, name, stderr)
 
     async def end(self) -> list[str]:
         """TERM to the container's processes, then what still runs after the grace period is named and killed."""
@@ -71,51 +97,22 @@ class ContainerProcess:
                         if len(parts) == 2 and parts[1].strip() not in ("docker-init", "tini"):
                             killed.append(f"{parts[0]} {parts[1].strip()}")
         await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
-        try:
-            await asyncio.wait_for(self._proc.wait(), 10)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
-            await self._proc.wait()
-        with contextlib.suppress(Exception):
-            self.stdin.close()
-        self._stderr.close()
+        await self._settle()
         return killed
 
 
-class ExecProcess:
-    """The agent, started in the box with `docker exec -i`, seen as a process; ending it stops what it started by exec."""
+class ExecProcess(_Attached):
+    """The agent added to a task's box (`docker exec -i`); ending it stops what exec started."""
 
     def __init__(self, proc: asyncio.subprocess.Process, box: Any, argv: list[str], stderr: IO[bytes]):
-        self._proc = proc
+        super().__init__(proc, stderr)
         self._box = box
         self._argv = argv
-        self._stderr = stderr
-        assert proc.stdin is not None and proc.stdout is not None
-        self.stdin = proc.stdin
-        self.stdout = proc.stdout
-        self.pid = proc.pid
 
     @classmethod
     async def start(cls, box: Any, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path, inside: list[str]) -> ExecProcess:
-        stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in end()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
-            )
-        except BaseException:
-            stderr.close()
-            raise
+        proc, stderr = await cls._attach(argv, env, stderr_path)
         return cls(proc, box, inside, stderr)
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    async def wait(self) -> int:
-        return await self._proc.wait()
 
     async def end(self) -> list[str]:
         """Its stdin closed; after the grace period, the agent's process (started by exec) is stopped in the box.
@@ -133,11 +130,5 @@ class ExecProcess:
                 with contextlib.suppress(DockerError, ValueError):
                     reaped = await self._box.reap("exec", self._argv)
                     killed = [f"{p['pid']} {p['command']}" for p in reaped["stopped"]]
-        try:
-            await asyncio.wait_for(self._proc.wait(), 10)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
-            await self._proc.wait()
-        self._stderr.close()
+        await self._settle()
         return killed

@@ -244,4 +244,13 @@ def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path)
             assert outcomes(found) == {"answer": "passed"} and found["answer"]["standard"]["image"] == digest
         assert "pulling" in (jobs / "own-pull" / ".work" / "own-pull.log").read_text()
         assert "here already" in (jobs / "own-pulled" / ".work" / "own-pull.log").read_text()
+
+        # a digest the registry does not have: the unit's setup error, saying what docker said
+        missing = f"{repo}@sha256:{'0' * 64}"
+        driver.write_text(driver.read_text().replace(digest, missing))
+        result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", "own-unpulled"], env)
+        assert result.code == 0, result.output
+        failed = trials(jobs, "own-unpulled")["answer"]["exception_info"]
+        assert failed["exception_type"] == "EnvironmentSetupError"
+        assert failed["exception_message"].startswith(f"the task's image {missing} could not be pulled (docker pull exit 1: ")
     subprocess.run(["docker", "rmi", digest], capture_output=True)
