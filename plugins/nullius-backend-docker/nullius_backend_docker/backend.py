@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import os
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,27 +98,26 @@ class DockerBackend:
             return await self._own_image(place, environment, handout)
         for secret in handout.servers if handout is not None else []:
             licence_server(secret.name, handout.values[secret.name])  # a malformed host:port refuses the unit now
-        key = (environment.benchmark, environment.name)
-        progress = self.progress
-
-        def say(state: str, tag: str) -> None:
-            if progress is not None:
-                progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
-
-        # the first unit finds or builds it (its files hashed, the daemon asked); the others wait, then reuse its tag
-        async with self._env_locks.setdefault(key, asyncio.Lock()):
-            if key not in self._env_tags:
-                self._env_tags[key] = await asyncio.to_thread(
-                    envimage.ensure, environment.benchmark, environment.name, environment.folder, definition.dockerfile or "",
-                    list(definition.files or []), self.image, environment.log, self.images_dir, say,
-                )
-        tag = self._env_tags[key]
+        tag = await self._image_once((environment.benchmark, environment.name), environment, lambda say: envimage.ensure(
+            environment.benchmark, environment.name, environment.folder, definition.dockerfile or "", list(definition.files or []),
+            self.image, environment.log, self.images_dir, say))
         return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag), licences=handout)
 
     async def _own_image(self, place: UnitPlace, environment: Any, handout: Any) -> UnitPlace:
         """The task's own image, built or pulled when a unit first asks; checks run in the box, not in a sandbox."""
         own = environment.own
-        key = (environment.benchmark, own.image.pull or f"build:{own.image.build}")
+        log = environment.log.with_name(f"own-{(own.image.build or 'pull').strip('/').replace('/', '-')}.log")
+
+        def make(say: Callable[[str, str], None]) -> str:
+            tag = ownimage.ensure(environment.benchmark, own.source, own.image.build, own.image.pull, self.image, log, self.images_dir, say)
+            self._image_facts[tag] = ownimage.facts(tag)
+            return tag
+
+        tag = await self._image_once((environment.benchmark, own.image.pull or f"build:{own.image.build}"), environment, make)
+        return attrs.evolve(place, environment=environment, image=tag, sandbox=None, licences=handout)
+
+    async def _image_once(self, key: tuple[str, str], environment: Any, make: Callable[[Callable[[str, str], None]], str]) -> str:
+        """The first unit finds or makes the image (in a thread: hashing, the daemon, a build); the others wait, then reuse its tag."""
         progress = self.progress
 
         def say(state: str, tag: str) -> None:
@@ -127,14 +126,8 @@ class DockerBackend:
 
         async with self._env_locks.setdefault(key, asyncio.Lock()):
             if key not in self._env_tags:
-                slug = (own.image.build or "pull").strip("/").replace("/", "-")
-                log = environment.log.with_name(f"own-{slug}.log")
-                tag = await asyncio.to_thread(ownimage.ensure, environment.benchmark, own.source, own.image.build, own.image.pull,
-                                              self.image, log, self.images_dir, say)
-                self._image_facts[tag] = await asyncio.to_thread(ownimage.facts, tag)
-                self._env_tags[key] = tag
-        tag = self._env_tags[key]
-        return attrs.evolve(place, environment=environment, image=tag, sandbox=None, licences=handout)
+                self._env_tags[key] = await asyncio.to_thread(make, say)
+        return self._env_tags[key]
 
     async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:
         """The unit's box: started when its agent joins it (with the agent's mounts), or when a control first uses it."""
