@@ -238,7 +238,7 @@ class DockerBox:
         log.touch()
         name = f"{self.name}-egress"
         proc = await asyncio.create_subprocess_exec(
-            dockercli.docker_binary(), "run", "-i", "--rm", "--name", name, *self.labels, "--network", "bridge",
+            dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", "bridge",
             "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
             "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
             self.backend.image, "python3", "/opt/nullius-door/egress.py", str(EGRESS_PORT), f"/log/{log.name}",
