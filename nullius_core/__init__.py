@@ -16,6 +16,8 @@ The public API a plugin may import:
   ``RelayRoom``, ``RouteOptions``, ``init_repository``), ``nullius_core.run.driver``
   (``Driver``, ``DriverLaunch``, ``DriverError``), ``nullius_core.run.events`` (the
   observers' payloads): what backend, runner and observer plugins implement or read;
+* ``nullius_core.run.own_image`` (``OwnUnit``, ``Steps``, ``Verify``, ``Verified``, ``Box``,
+  ``NotRun``, ``VerifyProblem``): what a backend that runs tasks' own images reads and implements;
 * ``nullius_core.relay.api`` (``ModelApi``, ``Facts``, ``Usage``, ``Sent``) and
   ``nullius_core.relay.sse``: what a model-API adapter implements;
 * ``nullius_core.testing``: helpers for plugin authors' tests.
