@@ -17,8 +17,8 @@ docker adds per unit: the median trial's difference, and the wall time's
 difference times -j over the units; and the whole machine's CPU seconds per
 unit (docker's daemon and shims are not the run's children, so the run's own
 rusage would miss them). The machine is noisy: read the medians.
-Harbor's docker trial is not measured: it pulls its task images from a
-registry, and none is reachable here.
+Harbor's docker trial is not measured: it drives `docker compose` v2, which
+nothing reachable here provides, and pulls its tasks' images from registries.
 """
 
 from __future__ import annotations
