@@ -22,6 +22,7 @@ from nullius_core.run.driver import DriverLaunch
 
 from nullius_backend_docker import dockercli, envimage, image, mounts, ownimage, sweep
 from nullius_backend_docker.box import DockerBox
+from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.addresses import LOOPBACK, licence_server
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import LoopbackForwarder
@@ -47,6 +48,7 @@ class DockerBackend:
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
+        self._env_failures: dict[tuple[str, str], str] = {}  # why an image could not be made, once per run
         self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
         self._box: RelayBox | None = None
         self._box_lock = asyncio.Lock()
@@ -125,8 +127,14 @@ class DockerBackend:
                 progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
 
         async with self._env_locks.setdefault(key, asyncio.Lock()):
+            if key in self._env_failures:  # tried once this run: the others are told why, not built again
+                raise DockerError(self._env_failures[key])
             if key not in self._env_tags:
-                self._env_tags[key] = await asyncio.to_thread(make, say)
+                try:
+                    self._env_tags[key] = await asyncio.to_thread(make, say)
+                except DockerError as exc:
+                    self._env_failures[key] = str(exc)
+                    raise
         return self._env_tags[key]
 
     async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:

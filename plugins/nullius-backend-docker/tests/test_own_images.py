@@ -157,6 +157,7 @@ def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_p
     message = found["answer"]["exception_info"]["exception_message"]
     log = jobs / "own-broken" / ".work" / "own-tasks-answer-environment.log"
     assert "did not build" in message and str(log) in message
+    assert log.read_text().count(": building ") == 1  # one try a run: every unit that asks is told why
     assert "exit 3" in log.read_text() or "returned a non-zero code: 3" in log.read_text()
 
 
