@@ -116,11 +116,7 @@ async def _serve_routes(session, upstream, host, port) -> None:  # type: ignore[
                     call_seconds=request.get("call_seconds"),
                 )
             elif request.get("op") == "remove":
-                try:
-                    await relay_server.quiet(unit, timeout=5)
-                except asyncio.TimeoutError:
-                    pass  # a call still waiting on the provider: its record is the relay's to finish
-                relay_server.remove_route(unit)
+                await relay_server.retire(unit)
             else:
                 raise ValueError(f"unknown op {request.get('op')!r}")
             reply({"id": ident, "ok": True})

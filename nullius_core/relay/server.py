@@ -158,6 +158,18 @@ class Relay:
         if route is not None and route.in_flight:
             await asyncio.wait_for(route.idle.wait(), timeout)
 
+    async def retire(self, unit: str, timeout: float = 5) -> None:
+        """End a route: its calls in flight recorded (waiting `timeout` at most), then removed.
+
+        A call still waiting on the provider after that is the relay's to
+        finish recording; the route takes no new call.
+        """
+        try:
+            await self.quiet(unit, timeout=timeout)
+        except asyncio.TimeoutError:
+            pass
+        self.remove_route(unit)
+
     def url(self, unit: str) -> str:
         return f"{self.base_url}/{unit}/v1"
 

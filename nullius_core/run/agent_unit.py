@@ -96,8 +96,7 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
         env.update(handout.env())
         licence_files = tuple((f.host, f.secret.path or "") for f in handout.files)
     reads = tuple(p for p in (install, Path(agent.entry.folder)) if p is not None)
-    cwd = Path(place.box.workdir) if place.box is not None else place.workspace
-    return AgentLaunch(argv=argv, env=env, cwd=cwd, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads,
+    return AgentLaunch(argv=argv, env=env, cwd=place.agent_dir, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads,
                        licence_files=licence_files)
 
 
@@ -158,10 +157,9 @@ async def converse(
             raise TurnError("driver op 'turn' replied with neither message, done nor restart")
         return message
 
-    # in a task's own image the agent works in the box's working directory, not in a folder of this machine
     conversation = Conversation(
         prompt=prompt,
-        workspace=Path(place.box.workdir) if place.box is not None else place.workspace,
+        workspace=place.agent_dir,
         mcp_servers=mcp_servers(prepared, setup),
         seconds=seconds,
         next_turn=next_turn if conversational else None,

@@ -13,7 +13,6 @@ returning the unit's `Box` (nullius_core.run.own_image), and registers with
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from collections.abc import Sequence
@@ -48,6 +47,11 @@ class UnitPlace:
     image: str | None = None  # the image the unit's parts run in, where the backend has images
     licences: Any = None  # the agent's Handout, when the backend passes some of it itself (licence servers)
     box: Any = None  # the unit's Box (nullius_core.run.own_image) when it runs in its task's own image
+
+    @property
+    def agent_dir(self) -> Path:
+        """Where the agent works: the workspace, or in a task's own image the box's working directory."""
+        return Path(self.box.workdir) if self.box is not None else self.workspace
 
 
 @attrs.frozen(kw_only=True)
@@ -137,11 +141,7 @@ class RelayRoom:
         return await self._starter(launch)
 
     async def close(self) -> None:
-        try:
-            await self._relay.quiet(self._unit, timeout=5)
-        except asyncio.TimeoutError:
-            pass  # a call still waiting on the provider when its agent is gone: its record is the relay's to finish
-        self._relay.remove_route(self._unit)
+        await self._relay.retire(self._unit)
 
 
 def init_repository(folder: Path) -> None:

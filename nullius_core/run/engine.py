@@ -107,11 +107,11 @@ class Engine:
         try:
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
+            context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
             try:
-                await backend.start(RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress))
+                await backend.start(context)
             except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
                 raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
-            context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
             if not hasattr(backend, "open_box"):
                 self._boxes = BoxLender(self.session.backends, context)
             units = await self._units(prepared)

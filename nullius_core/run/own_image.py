@@ -113,26 +113,26 @@ class VerifyProblem(Exception):
     """The check cannot be run as the standard asks (a process that cannot be stopped): a VerifierError."""
 
 
-def _checked(value: Any, cls: type, where: str) -> Any:
+def _checked(value: Any, cls: type, where: str, whose: str = "setup's") -> Any:
     try:
         return structure(value, cls, where)
     except DefinitionError as exc:
-        raise OwnImageProblem("setup's " + "; ".join(p.render() for p in exc.problems)) from None
+        raise OwnImageProblem(f"{whose} " + "; ".join(p.render() for p in exc.problems)) from None
 
 
-def _paths(steps: Steps, where: str) -> None:
+def _paths(steps: Steps, where: str, whose: str = "setup's") -> None:
     for source, inside in steps.copy.items():
         if Path(source).is_absolute() or ".." in Path(source).parts:
-            raise OwnImageProblem(f"setup's {where}.copy names {source!r}: expected a folder relative to the upstream")
+            raise OwnImageProblem(f"{whose} {where}.copy names {source!r}: expected a folder relative to the upstream")
         if not inside.startswith("/"):
-            raise OwnImageProblem(f"setup's {where}.copy puts {source!r} at {inside!r}: expected an absolute path inside")
+            raise OwnImageProblem(f"{whose} {where}.copy puts {source!r} at {inside!r}: expected an absolute path inside")
     for inside in steps.write:
         if not inside.startswith("/") or inside.endswith("/"):
-            raise OwnImageProblem(f"setup's {where}.write names {inside!r}: expected an absolute file path inside")
+            raise OwnImageProblem(f"{whose} {where}.write names {inside!r}: expected an absolute file path inside")
     if steps.run is not None and not steps.run:
-        raise OwnImageProblem(f"setup's {where}.run is empty: expected a command, as a list of strings")
+        raise OwnImageProblem(f"{whose} {where}.run is empty: expected a command, as a list of strings")
     if not 0 < steps.seconds <= MAX_SECONDS:
-        raise OwnImageProblem(f"setup's {where}.seconds is {steps.seconds:g}: expected more than 0, at most {MAX_SECONDS}")
+        raise OwnImageProblem(f"{whose} {where}.seconds is {steps.seconds:g}: expected more than 0, at most {MAX_SECONDS}")
 
 
 def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
@@ -169,8 +169,8 @@ def read_solve(reply: dict[str, Any]) -> Steps | None:
     """The oracle's `solve`, when it replied one."""
     if reply.get("solve") is None:
         return None
-    steps = _checked(reply["solve"], Steps, "solve")
-    _paths(steps, "solve")
+    steps = _checked(reply["solve"], Steps, "solve", "the oracle's")
+    _paths(steps, "solve", "the oracle's")
     return steps
 
 
@@ -186,13 +186,12 @@ class BoxLender:
         self._context = context
         self._backend: Any = None
         self._refused: str | None = None
-        self._lock: Any = None
+        self._lock = asyncio.Lock()
 
     async def lend(self) -> Any:
-        self._lock = self._lock or asyncio.Lock()
         async with self._lock:
             if self._backend is None and self._refused is None:
-                spec = next((s for s in self._specs if getattr(s, "boxes", False)), None)
+                spec = next((s for s in self._specs if s.boxes), None)
                 if spec is None:
                     self._refused = ("this unit's task has its own image: it needs docker, and no installed backend runs own images "
                                      "(pip install nullius-backend-docker)")

@@ -250,7 +250,7 @@ async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:
     try:
         steps = read_solve(reply)
     except OwnImageProblem as exc:
-        raise TrialError("OracleError", str(exc).replace("setup's", "the oracle's")) from None
+        raise TrialError("OracleError", str(exc)) from None
     if steps is None:
         return
     if place.box is None:
