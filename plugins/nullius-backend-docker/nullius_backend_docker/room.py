@@ -163,8 +163,8 @@ class DockerRoom:
                 if value == str(host):
                     env[key] = inside
         servers = self._licence_servers()
-        for name, (alias, port, _) in servers.items():
-            env[name] = f"{alias}:{port}"  # the forwarder beside the relay, under the server's own name
+        for secret, (alias, port, _) in servers.items():
+            env[secret] = f"{alias}:{port}"  # the forwarder beside the relay, under the server's own name
         volumes = [f"{folder}:{folder}" for folder in mounts.outermost([launch.cwd, launch.home] if self.box is None else [launch.home])]
         volumes += [f"{folder}:{folder}:ro" for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)])]
         if self._mcp is not None:
@@ -176,10 +176,6 @@ class DockerRoom:
             node = await self.backend.node_runtime()  # the base's Node, read-only under /opt/nullius
             volumes.append(f"{node}:{runtime.NODE_DIR}:ro")
             command = runtime.with_node(command)
-        flags, cli_env = dockercli.by_name(env)
-        argv = ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
-                *hardened(self.backend.user), "--workdir", str(launch.cwd), *(part for v in volumes for part in ("--volume", v)),
-                *flags, self.place.image or self.backend.image, *command]
 
         # made and started while the route is added (and the door starts): the agent calls its model only
         # once it has its prompt, which it gets after this returns, when the route is there
@@ -188,7 +184,11 @@ class DockerRoom:
                 await self.box.start(volumes)
                 self._agent = await self.box.exec_agent(command, env, launch.stderr)
                 return
-            await dockercli.arun(argv, env=cli_env, timeout=120)
+            flags, cli_env = dockercli.by_name(env)
+            await dockercli.arun(["create", "-i", "--init", "--name", name, *self.labels, "--network", self.network,
+                                  *hardened(self.backend.user), "--workdir", str(launch.cwd),
+                                  *(part for v in volumes for part in ("--volume", v)), *flags, self.place.image or self.backend.image,
+                                  *command], env=cli_env, timeout=120)
             self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
 
         steps = [agent(), self._ready, *(self._start_licence(i, alias, port, target) for i, (alias, port, target) in enumerate(servers.values()))]

@@ -352,8 +352,15 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
 
     # the agent's container gets the key by name and the file at its path; the driver its token
     fake.use(licensed_player)
+    since = str(int(time.time()) - 1)
     result = run_cli(["run", "envbench", "reference", *model_args(fake), "--job-name", "env-agent"], env)
     assert result.code == 0, result.output
+    # every container a unit's room made is named for the job (a licence server's variable once named the agent's container);
+    # the checks' throwaway containers carry no unit label and docker's own names
+    made = docker("events", "--since", since, "--until", str(int(time.time()) + 1), "--filter", "label=nullius.job=env-agent",
+                  "--filter", "label=nullius.unit", "--filter", "event=create", "--format", "{{.Actor.Attributes.name}}").split()
+    assert made and all(n.startswith("nullius-") for n in made), made
+    assert any(n.endswith("u0002-agent") for n in made)
     found = trials("env-agent")
     assert found["u0001"]["standard"]["outcome"] == "passed" and found["u0002"]["standard"]["outcome"] == "passed"
     score = json.loads((jobs / "env-agent" / "u0002" / "verifier" / "score.json").read_text())
