@@ -6,6 +6,7 @@ One test per kind of error, each through the real command.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,7 @@ def test_needed_skill_its_kit_does_not_name(nullius_env, tmp_path):
     folder.mkdir(parents=True)
     for name in ("benchmark.json", "upstream-settings.json", "driver.py"):
         (folder / name).write_text((template / name).read_text())
+    shutil.copytree(template / "data", folder / "data")
     standard = json.loads((template / "standard.json").read_text())
     standard["needs"] = ["agent.tools/v1"]
     standard["needs_skills"] = {"agent.tools/v1": ["decoys", "juggling"]}
@@ -113,6 +115,7 @@ def test_benchmark_without_its_inventory_of_settings(nullius_env, tmp_path):
     folder.mkdir()
     for name in ("standard.json", "benchmark.json"):
         (folder / name).write_text((template / name).read_text())
+    shutil.copytree(template / "data", folder / "data")
     assert refused(nullius_env, folder / "standard.json") == [f"{folder / 'upstream-settings.json'}: $: expected a file here, found none"]
     settings = folder / "upstream-settings.json"
     settings.write_text(json.dumps({"settings": [{"entry": "eval.py", "setting": "--shots", "nullius": "option:shots"}]}))
@@ -145,3 +148,142 @@ def test_port_of_the_wrong_family(nullius_env, tmp_path, family, port):
     path = write(tmp_path, data, "standard.json")
     [line] = refused(nullius_env, path)
     assert line.startswith(f"{path}: $.needs[0]: expected a port of the {family} family")
+
+
+# --- what a definition's folder, numbers and data may not do -----------------
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "examples" / "benchmark-plugin-template" / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+
+
+def bench(tmp_path: Path, change=None) -> Path:
+    """A copy of the template's benchmark (a good one), its standard.json changed by `change`."""
+    folder = tmp_path / "benchmarks" / "arith"
+    shutil.copytree(TEMPLATE, folder)
+    standard = json.loads((folder / "standard.json").read_text())
+    if change is not None:
+        change(standard)
+    (folder / "standard.json").write_text(json.dumps(standard, indent=2))
+    return folder / "standard.json"
+
+
+def test_the_template_benchmark_passes(nullius_env, tmp_path):
+    result = run_cli(["check", str(bench(tmp_path))], nullius_env)
+    assert result.code == 0, result.output
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_number_that_is_not_finite(nullius_env, tmp_path, constant):
+    path = bench(tmp_path)
+    text = path.read_text().replace('"at_least": 1.0', f'"at_least": {constant}')
+    assert constant in text
+    path.write_text(text)
+    [line] = refused(nullius_env, path)
+    assert line == f"{path}: $.controls.oracle.expect.at_least: expected a finite number (JSON has no NaN or Infinity), found {constant}"
+
+
+def test_a_here_path_escaping_the_folder(nullius_env, tmp_path):
+    (tmp_path / "benchmarks" / "outside.py").parent.mkdir(parents=True)
+    (tmp_path / "benchmarks" / "outside.py").write_text("print('outside')\n")
+
+    def change(standard):
+        standard["driver"]["command"] = ["python3", "{here}/../outside.py"]
+
+    path = bench(tmp_path, change)
+    [line] = refused(nullius_env, path)
+    assert line == (
+        f"{path}: $.driver.command[1]: expected a path inside the definition's folder ({path.parent}), "
+        f"found '{{here}}/../outside.py', which is {tmp_path / 'benchmarks' / 'outside.py'}"
+    )
+
+
+def test_a_link_in_the_folder_resolving_outside_it(nullius_env, tmp_path):
+    path = bench(tmp_path)
+    (path.parent / "data" / "secret").symlink_to("/etc/hostname")
+    [line] = refused(nullius_env, path)
+    assert line == f"{path}: $: expected every link in the definition's folder to stay inside it, found data/secret -> /etc/hostname"
+
+
+def test_a_dataset_path_through_a_link_outside_the_folder(nullius_env, tmp_path):
+    path = bench(tmp_path)
+    problems = path.parent / "data" / "problems.jsonl"
+    moved = tmp_path / "problems.jsonl"
+    problems.rename(moved)
+    problems.symlink_to(moved)
+    lines = refused(nullius_env, path)
+    assert f"{path}: $.datasets.test.path: expected a path inside the definition's folder ({path.parent}), found '{{here}}/data/problems.jsonl', which is {moved}" in lines
+
+
+def test_a_dataset_file_whose_sha256_is_not_the_pin(nullius_env, tmp_path):
+    path = bench(tmp_path)
+    data = path.parent / "data" / "problems.jsonl"
+    data.write_text(data.read_text() + "\n")
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f"{path}: $.datasets.test.sha256: expected the sha256 of {data}, which is ")
+    assert line.endswith(", found '295aefa02370f6fd3b25ecc9b470341bbd3ae8ef34a3d374821ee662656919de'")
+
+
+def test_a_cached_dataset_file_whose_sha256_is_not_the_pin(nullius_env, tmp_path):
+    def change(standard):
+        standard["datasets"]["test"]["url"] = "https://example.org/problems.jsonl"
+        del standard["datasets"]["test"]["path"]
+
+    path = bench(tmp_path, change)
+    pin = json.loads(path.read_text())["datasets"]["test"]["sha256"]
+    cached = Path(nullius_env["XDG_DATA_HOME"]) / "nullius" / "standard" / "datasets" / "arith" / "test" / pin / "problems.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("not the file\n")
+    [line] = refused(nullius_env, path)
+    assert line.startswith(f"{path}: $.datasets.test.sha256: expected the sha256 of {cached}, which is ")
+
+
+@pytest.mark.parametrize("url", ["file:///etc/hostname", "ftp://example.org/x.txt", "/etc/hostname"])
+def test_a_dataset_url_that_is_not_http(nullius_env, tmp_path, url):
+    def change(standard):
+        standard["datasets"]["test"]["url"] = url
+        del standard["datasets"]["test"]["path"]
+
+    path = bench(tmp_path, change)
+    [line] = refused(nullius_env, path)
+    assert line == f"{path}: $.datasets.test.url: expected an http:// or https:// URL, found {url!r}"
+
+
+@pytest.mark.parametrize("command", ["check", "list"])
+def test_json_nested_too_deep(nullius_env, tmp_path, command):
+    catalogue = tmp_path / "catalogue"
+    folder = catalogue / "agents" / "deep"
+    folder.mkdir(parents=True)
+    path = folder / "agent.json"
+    path.write_text('{"schema": "nullius.agent/v1", "x-deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
+    result = run_cli([command] if command == "list" else [command, str(path)], env)
+    assert result.code == 2, result.output
+    assert "Traceback" not in result.output and "RecursionError" not in result.output
+    assert f"{path}: $ (line 1, column 141): expected JSON nested at most 100 deep, found deeper nesting" in result.stderr
+
+
+@pytest.mark.parametrize("inner", ["../../etc/hostname", "/etc/hostname", "data/../../x.jsonl"])
+def test_a_dataset_path_leaving_the_upstream(nullius_env, tmp_path, inner):
+    def change(standard):
+        standard["datasets"]["test"]["path"] = inner
+
+    path = bench(tmp_path, change)
+    [line] = refused(nullius_env, path)
+    assert line == f"{path}: $.datasets.test.path: expected a path inside the upstream (relative, without '..') or {{here}}/..., found {inner!r}"
+
+
+def test_a_run_refuses_a_folder_that_check_refuses(nullius_env, tmp_path):
+    def change(standard):
+        standard["driver"]["command"] = ["python3", "{here}/../driver.py"]
+
+    path = bench(tmp_path, change)
+    shutil.copy(path.parent / "driver.py", path.parent.parent / "driver.py")  # a driver that works, outside the folder
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path)}
+    result = run_cli(["run", "arith", "oracle"], env)
+    assert result.code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.stderr.splitlines()[-2:] == [
+        "nullius: run refused: the benchmark's definition is invalid:",
+        f"{path}: $.driver.command[1]: expected a path inside the definition's folder ({path.parent}), "
+        f"found '{{here}}/../driver.py', which is {path.parent.parent / 'driver.py'}",
+    ]
+    assert not Path(env["NULLIUS_JOBS_DIR"]).exists()

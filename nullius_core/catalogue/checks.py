@@ -5,7 +5,10 @@ rules that need the registered ports and the entry's other files: a needed
 port must be registered, a needed skill named by its port's kit, a benchmark
 must carry its catalogue entry and its inventory of upstream settings, and
 every decision of that inventory must name an option, setup or dataset that
-some version has.
+some version has. Then what needs the disk: every `{here}` path and every
+link of the definition's folder stays inside it, and every dataset file
+check can read without fetching (in the folder, the dataset cache or an
+upstream's clone) has the pinned sha256.
 """
 
 from __future__ import annotations
@@ -26,12 +29,18 @@ from nullius_core.definitions import (
     load,
 )
 from nullius_core.definitions.dockerfile import layer_problems
+from nullius_core.definitions.folder import folder_problems, inside
 from nullius_core.definitions.problems import child_path
+from nullius_core.paths import Paths
 from nullius_core.ports.model import Port
+from nullius_core.run import data, upstream
 
 
-def check_file(path: Path, ports: Mapping[str, Port]) -> list[Problem]:
-    """Every problem of one definition file (and, for a standard.json, of its entry)."""
+def check_file(path: Path, ports: Mapping[str, Port], paths: Paths | None = None) -> list[Problem]:
+    """Every problem of one definition file (and, for a standard.json, of its entry).
+
+    With `paths`, a dataset's file in the cache or an upstream's clone is checked too.
+    """
     try:
         definition = load(path)
     except DefinitionError as exc:
@@ -39,13 +48,44 @@ def check_file(path: Path, ports: Mapping[str, Port]) -> list[Problem]:
     problems: list[Problem] = []
     if isinstance(definition, Standard):
         problems += _standard(path, definition, ports)
+        problems += folder_problems(path)
+        problems += _datasets(path, definition, paths)
     elif isinstance(definition, (Agent, Capability)):
         problems += _participant(path, definition, ports)
+        problems += folder_problems(path)
     return problems
 
 
-def check_entry(entry: Entry, ports: Mapping[str, Port]) -> list[Problem]:
-    return check_file(entry.file, ports)
+def check_entry(entry: Entry, ports: Mapping[str, Port], paths: Paths | None = None) -> list[Problem]:
+    return check_file(entry.file, ports, paths)
+
+
+def _datasets(path: Path, standard: Standard, paths: Paths | None) -> list[Problem]:
+    """Each version's dataset files that can be read here, against their pins."""
+    folder, key = path.parent, path.parent.name  # a catalogue entry's key is its folder's name
+    problems: list[Problem] = []
+    seen: set[tuple[str, Path]] = set()
+    for version in standard.version_names() or [None]:
+        resolved = standard.resolve(key, version)
+        own = version is not None and standard.versions is not None and standard.versions.blocks[version].datasets
+        at = child_path(child_path("$.versions", version) if own else "$", "datasets")
+        clone = upstream.existing_clone(paths, key, resolved.upstream) if paths is not None else None
+        for name, dataset in resolved.datasets.items():
+            where = child_path(at, name)
+            local = data.local_file(dataset, folder)
+            if local is not None and not inside(folder, local):
+                continue  # folder_problems says so
+            file = local or (data.reachable(paths, key, name, dataset, folder, clone) if paths is not None else None)
+            if file is None or (where, file) in seen:
+                continue  # nothing to read without fetching, or read already
+            seen.add((where, file))
+            if not file.is_file():
+                problems.append(Problem(f"{where}.path", f"expected a file in the benchmark's folder, found none at {file}", path))
+                continue
+            found = data.sha256_file(file)
+            if found != dataset.sha256:
+                problems.append(Problem(f"{where}.sha256", f"expected the sha256 of {file}, which is {found}, found {dataset.sha256!r}", path))
+    return problems
 
 
 def _environments(path: Path, standard: Standard) -> list[Problem]:

@@ -122,7 +122,7 @@ def check(path: Path | None, as_json: bool) -> None:
     files = _files_to_check(session, path)
     problems = []
     for file in files:
-        problems += check_file(file, ports)
+        problems += check_file(file, ports, session.paths)
     if as_json:
         print_json({"checked": [str(f) for f in files], "problems": [p.render() for p in problems]})
     else:

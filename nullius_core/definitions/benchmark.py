@@ -7,6 +7,7 @@ release or a fork beside the default integration; `resolve()` gives one.
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 import attrs
@@ -18,11 +19,13 @@ from nullius_core.definitions.common import (
     Issues,
     Option,
     Upstream,
+    bad_download,
     bad_port,
 )
 from nullius_core.definitions.converter import extensions_field, renamed
 
 STANDARD_SCHEMA = "nullius.standard/v1"
+HERE_PREFIX = "{here}/"  # a dataset path in the benchmark's own folder; any other is in the upstream
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +45,12 @@ class Dataset:
             yield ("units",), f"expected a positive number of units, found {self.units}"
         if self.path is not None and self.url is not None:
             yield ("url",), "expected a path or a url, found both"
+        elif self.url is not None and bad_download(self.url):
+            yield ("url",), bad_download(self.url)
+        if self.path is not None and not self.path.startswith(HERE_PREFIX):
+            parts = PurePosixPath(self.path).parts
+            if self.path.startswith("/") or ".." in parts:
+                yield ("path",), f"expected a path inside the upstream (relative, without '..') or {HERE_PREFIX}..., found {self.path!r}"
         if self.package is not None and self.path is None:
             yield ("path",), "required key missing: expected the file's path inside the package"
         if (self.path is not None or self.url is not None) and self.sha256 is None:

@@ -22,6 +22,13 @@ SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 Issues = Iterator[tuple[tuple[str | int, ...], str]]
 
 
+def bad_download(url: str) -> str | None:
+    """Why `url` is not one to download from, or None when it is: http(s) only, never this machine's files (file://)."""
+    if url.startswith(("http://", "https://")):
+        return None
+    return f"expected an http:// or https:// URL, found {url!r}"
+
+
 def bad_port(name: str) -> str | None:
     """Why `name` is not a port name, or None when it is one."""
     if PORT_NAME.match(name):
@@ -101,6 +108,9 @@ class Wheel:
     sha256: str
 
     def _invariants(self) -> Issues:
+        why = bad_download(self.url)
+        if why:
+            yield ("url",), why
         if not SHA256.match(self.sha256):
             yield ("sha256",), f"expected 64 lowercase hex digits, found {self.sha256!r}"
 
@@ -248,6 +258,7 @@ __all__ = [
     "SkillProof",
     "Upstream",
     "Wheel",
+    "bad_download",
     "bad_port",
     "fraction",
     "renamed",

@@ -12,6 +12,7 @@ from nullius_core.definitions.benchmark import Standard
 from nullius_core.definitions.compat import OLD_FILE, normalise_capability, normalise_standard
 from nullius_core.definitions.converter import structure
 from nullius_core.definitions.entry import CatalogueEntry, UpstreamSettings
+from nullius_core.definitions.jsontext import parse
 from nullius_core.definitions.problems import DefinitionError, Problem
 
 # file name -> (class, normaliser of older names)
@@ -26,18 +27,14 @@ FILE_KINDS: dict[str, tuple[type, Any]] = {
 
 
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; a bad file is a DefinitionError naming line and column."""
+    """Parse a JSON file strictly (jsontext.parse); a bad file is a DefinitionError naming where."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DefinitionError([Problem("$", "expected a file here, found none", path)]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError([Problem("$", f"expected a readable UTF-8 file, found {exc}", path)]) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"$ (line {exc.lineno}, column {exc.colno})"
-        raise DefinitionError([Problem(where, f"expected JSON, found a syntax error: {exc.msg}", path)]) from None
+    return parse(text, path)
 
 
 def load(path: Path, cls: type | None = None) -> Any:

@@ -3,21 +3,28 @@
 A file whose digest differs from the pin is refused, naming both digests. A
 machine that cannot fetch a dataset seeds the cache from a local file
 (`nullius data add BENCH[/DATASET] FILE`); a fetch that cannot happen says
-exactly which file to seed.
+exactly which file to seed. Whatever fails, nothing is left in the cache but
+whole, checked files: a download goes to a temporary file beside its place
+and is renamed there only once its digest is the pin's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import shutil
 import subprocess
 import tempfile
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from nullius_core.definitions import Dataset
+from nullius_core.definitions.benchmark import HERE_PREFIX
+from nullius_core.definitions.common import bad_download
+from nullius_core.definitions.folder import inside
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
 
@@ -44,19 +51,61 @@ def cached_path(paths: Paths, bench: str, name: str, dataset: Dataset) -> Path:
     return paths.data_dir / bench / name / dataset.sha256 / file_name(dataset)
 
 
+def local_file(dataset: Dataset, here: Path) -> Path | None:
+    """The dataset's file in the benchmark's own folder (`{here}/...`); None for a dataset elsewhere."""
+    if dataset.path is None or not dataset.path.startswith(HERE_PREFIX):
+        return None
+    return here / dataset.path[len(HERE_PREFIX):]
+
+
+def reachable(paths: Paths, bench: str, name: str, dataset: Dataset, here: Path, clone: Path | None) -> Path | None:
+    """The dataset's file where it can be read without fetching anything (for `nullius check`), or None."""
+    local = local_file(dataset, here)
+    if local is not None:
+        return local
+    if dataset.sha256 is not None and cached_path(paths, bench, name, dataset).is_file():
+        return cached_path(paths, bench, name, dataset)
+    if clone is not None and dataset.path is not None and dataset.package is None and (clone / dataset.path).is_file():
+        return clone / dataset.path
+    return None
+
+
 def _check(path: Path, dataset: Dataset, what: str) -> None:
     found = sha256_file(path)
     if found != dataset.sha256:
         raise DataError(f"{what}: its sha256 is {found}, but the pin is {dataset.sha256}; refused")
 
 
-def _store(source: Path, target: Path) -> Path:
+@contextmanager
+def _beside(target: Path, prefix: str) -> Iterator[Path]:
+    """A temporary file beside `target`, renamed onto it when the block ends well, removed whatever else happens."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".partial-", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=prefix, dir=target.parent)
     os.close(fd)
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _store(source: Path, target: Path, dataset: Dataset, what: str) -> Path:
+    """Copy `source` into the cache at `target`, checked against the pin."""
+    with _beside(target, ".partial-") as tmp:
+        shutil.copyfile(source, tmp)
+        _check(tmp, dataset, what)
     return target
+
+
+def _tidy(folder: Path, root: Path) -> None:
+    """Remove the empty folders a failed fetch made, up to the cache's root."""
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def add(paths: Paths, bench: str, name: str, dataset: Dataset, file: Path) -> Path:
@@ -65,8 +114,12 @@ def add(paths: Paths, bench: str, name: str, dataset: Dataset, file: Path) -> Pa
         raise DataError(f"dataset {bench}/{name} has no file to seed: it pins no sha256")
     if not file.is_file():
         raise DataError(f"{file}: no such file")
-    _check(file, dataset, str(file))
-    return _store(file, cached_path(paths, bench, name, dataset))
+    target = cached_path(paths, bench, name, dataset)
+    try:
+        return _store(file, target, dataset, str(file))
+    except DataError:
+        _tidy(target.parent, paths.data_dir)
+        raise
 
 
 def seed_hint(bench: str, name: str, dataset: Dataset) -> str:
@@ -86,8 +139,10 @@ def resolve(
     """The dataset's file, from the cache or fetched into it; None for a dataset with no file."""
     if dataset.path is None and dataset.url is None:
         return None
-    if dataset.path is not None and dataset.path.startswith("{here}/"):
-        local = here / dataset.path[len("{here}/"):]
+    local = local_file(dataset, here)
+    if local is not None:
+        if not inside(here, local):
+            raise DataError(f"dataset {bench}/{name}: {dataset.path} is {local.resolve()}, outside the benchmark's folder; refused")
         if not local.is_file():
             raise DataError(f"dataset {bench}/{name}: {local} is missing from the benchmark's folder")
         _check(local, dataset, str(local))
@@ -99,11 +154,13 @@ def resolve(
     progress.stage("install", dataset=f"{bench}/{name}", state="start")
     timer = Timer()
     try:
-        source = _fetch(bench, name, dataset, upstream_dir, install_python, target)
-        _check(source, dataset, f"dataset {bench}/{name} ({source})")
-        if source != target:
-            _store(source, target)
+        if dataset.url is not None:
+            _download(dataset.url, target, bench, name, dataset)
+        else:
+            source = _fetch(bench, name, dataset, upstream_dir, install_python)
+            _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
     except DataError:
+        _tidy(target.parent, paths.data_dir)
         progress.stage("install", dataset=f"{bench}/{name}", state="failed", seconds=timer.seconds)
         raise
     progress.stage("install", dataset=f"{bench}/{name}", state="done", seconds=timer.seconds)
@@ -116,14 +173,12 @@ def _fetch(
     dataset: Dataset,
     upstream_dir: Callable[[], Path] | None,
     install_python: Path | None,
-    target: Path,
 ) -> Path:
+    """The dataset's file in its package or its upstream's clone."""
     if dataset.package is not None:
         if install_python is None:
             raise DataError(f"dataset {bench}/{name} lies in package {dataset.package!r}, but the driver has no install")
         return _in_package(install_python, dataset.package, dataset.path or "", bench, name)
-    if dataset.url is not None:
-        return _download(dataset.url, target, bench, name, dataset)
     assert dataset.path is not None
     if upstream_dir is None:
         raise DataError(f"dataset {bench}/{name} is a path in the upstream, which this benchmark does not pin; {seed_hint(bench, name, dataset)}")
@@ -150,13 +205,17 @@ def _in_package(python: Path, package: str, inner: str, bench: str, name: str) -
     return found
 
 
-def _download(url: str, target: Path, bench: str, name: str, dataset: Dataset) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(".download-" + target.name)
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:  # noqa: S310 - a pinned https URL
-            shutil.copyfileobj(response, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise DataError(f"cannot download {url} ({exc}); {seed_hint(bench, name, dataset)}") from None
-    return tmp
+def _download(url: str, target: Path, bench: str, name: str, dataset: Dataset) -> None:
+    why = bad_download(url)
+    if why:  # the definition's reader refuses it already; this machine's files are never "downloaded"
+        raise DataError(f"dataset {bench}/{name}: {why}")
+    with _beside(target, ".download-") as tmp:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:  # noqa: S310 - http(s) only, pinned by sha256
+                shutil.copyfileobj(response, out)
+                short = getattr(response, "length", None)  # what Content-Length promised and never came
+        except (OSError, http.client.HTTPException, ValueError) as exc:  # a cut connection is an HTTPException (IncompleteRead)
+            raise DataError(f"cannot download {url} ({type(exc).__name__}: {exc}); {seed_hint(bench, name, dataset)}") from None
+        if short:
+            raise DataError(f"cannot download {url} (the connection closed {short} bytes short); {seed_hint(bench, name, dataset)}")
+        _check(tmp, dataset, f"dataset {bench}/{name} ({url})")

@@ -52,6 +52,9 @@ def prepare_agent(
         raise refused(str(exc.args[0])) from None
     except DefinitionError as exc:
         raise refused(f"the definition of {key!r} is invalid:\n{exc.render()}") from None
+    from nullius_core.run.prepare import refuse_folder
+
+    refuse_folder(entry, f"the definition of {key!r} is invalid", refused)
     try:
         resolved = definition.resolve(key, version)
     except KeyError:

@@ -21,6 +21,7 @@ import attrs
 from nullius_core.catalogue.catalogue import Entry
 from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
+from nullius_core.definitions.folder import folder_problems
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.run import data, install, upstream
 from nullius_core.run.driver import DriverLaunch
@@ -77,6 +78,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         raise RunRefused("the benchmark's definition is invalid:\n" + exc.render()) from None
     except LookupError as exc:
         raise RunRefused(str(exc.args[0])) from None
+    refuse_folder(entry, "the benchmark's definition is invalid")
     standard = bench.standard
     if standard.kit is not None and spec.kit is None:
         raise RunRefused(f"{bench.ref} is the kit of {standard.kit.port}: kits prove agents (nullius conform), they are not run")
@@ -144,6 +146,13 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         upstream_dir=clone,
         agent=agent,
     )
+
+
+def refuse_folder(entry: Entry, what: str, refused: type[Exception] = RunRefused) -> None:
+    """A definition whose folder `nullius check` refuses (a path or link leaving it) runs nothing."""
+    problems = folder_problems(entry.file)
+    if problems:
+        raise refused(f"{what}:\n" + "\n".join(p.render() for p in problems))
 
 
 def _clone(session: Session, entry: Entry, bench: ResolvedBenchmark, progress: Progress) -> Path:

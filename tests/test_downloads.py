@@ -1,0 +1,107 @@
+"""A dataset fetched from a URL: only http(s), and nothing but the checked file is left in the cache, whatever happens.
+
+The URL is served by a real HTTP server on the loopback, in a thread of the test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from nullius_core.testing import run_cli
+
+TEMPLATE = ROOT / "examples" / "benchmark-plugin-template" / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+PROBLEMS = (TEMPLATE / "data" / "problems.jsonl").read_bytes()
+
+
+class Files(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path == "/cut/problems.jsonl":
+            # says the whole file's length, sends a tenth of it and hangs up
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(PROBLEMS)))
+            self.end_headers()
+            self.wfile.write(PROBLEMS[: len(PROBLEMS) // 10])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        body = {"/good/problems.jsonl": PROBLEMS, "/wrong/problems.jsonl": PROBLEMS + b"\n"}.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Files)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    thread.join(timeout=30)
+
+
+def catalogue_with(tmp_path: Path, url: str) -> Path:
+    """A catalogue whose one benchmark is the template's, its dataset at `url`."""
+    root = tmp_path / "catalogue"
+    folder = root / "benchmarks" / "arith"
+    shutil.copytree(TEMPLATE, folder)
+    path = folder / "standard.json"
+    standard = json.loads(path.read_text())
+    dataset = standard["datasets"]["test"]
+    del dataset["path"]
+    dataset["url"] = url
+    path.write_text(json.dumps(standard))
+    (folder / "data" / "problems.jsonl").unlink()
+    return root
+
+
+def cache(env: dict[str, str]) -> Path:
+    return Path(env["XDG_DATA_HOME"]) / "nullius" / "standard" / "datasets"
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def test_a_download_leaves_only_the_checked_file(nullius_env, tmp_path, server):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue_with(tmp_path, f"{server}/good/problems.jsonl"))}
+    result = run_cli(["run", "arith", "oracle", "--job-name", "a"], env)
+    assert result.code == 0, result.output
+    assert "stage=install dataset=arith/test state=done" in result.stderr
+    pin = hashlib.sha256(PROBLEMS).hexdigest()
+    assert files_in(cache(env)) == [f"arith/test/{pin}/problems.jsonl"]
+    again = run_cli(["run", "arith", "oracle", "--job-name", "b"], env)
+    assert again.code == 0 and "stage=install dataset=arith/test state=cached" in again.stderr
+
+
+@pytest.mark.parametrize("where, said", [
+    ("wrong", "its sha256 is "),
+    ("cut", "bytes short"),
+    ("missing", "HTTP Error 404"),
+])
+def test_a_failed_download_leaves_nothing(nullius_env, tmp_path, server, where, said):
+    url = f"{server}/{where}/problems.jsonl"
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue_with(tmp_path, url))}
+    result = run_cli(["run", "arith", "oracle"], env)
+    assert result.code == 2, result.output
+    assert "Traceback" not in result.output
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("nullius: ")]
+    assert line.startswith("nullius: run refused: ") and said in line and url in line
+    assert files_in(cache(env)) == []
+    assert not (cache(env) / "arith").exists()
