@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, with_path
 
 from nullius_core.testing import run_cli
@@ -155,3 +156,19 @@ def test_new_version_of_a_benchmark_still_checks(nullius_env, tmp_path):
     assert check.code == 2
     lines = check.stderr.strip().splitlines()
     assert len(lines) == 1 and '$.versions.v2.upstream.tested: expected a full commit' in lines[0]
+
+
+@pytest.mark.parametrize("command", [["run", "scored", "oracle"], ["prove", "scored"]])
+def test_a_jobs_dir_that_cannot_be_made_is_refused(nullius_env, tmp_path, command):
+    catalogue = tmp_path / "catalogue"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "catalogue", catalogue)
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    before = sorted(tmp_path.rglob("*"))
+    for jobs_dir in (afile / "jobs", afile):
+        result = run_cli([*command, "--jobs-dir", str(jobs_dir)], env)
+        assert result.code == 2, result.output
+        assert "Traceback" not in result.output
+        assert result.stderr.splitlines() == [f"nullius: --jobs-dir {jobs_dir}: cannot be made: {afile} is a file, not a folder"]
+    assert sorted(tmp_path.rglob("*")) == before and afile.read_text() == "x"

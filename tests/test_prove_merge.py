@@ -145,3 +145,39 @@ def test_prove_holds_a_merged_control_job_to_its_bound(env, tmp_path, catalogue)
     assert result.code == 0, result.output
     record = proven(catalogue)["test"]["nop"]
     assert record["job"] == "nm" and record["units"] == 12 and record["passed"] == "0/12"
+
+
+def test_prove_refuses_a_job_that_is_not_one_before_it_runs_anything(env, catalogue, tmp_path):
+    before = proven(catalogue)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    garbled = tmp_path / "garbled"
+    garbled.mkdir()
+    (garbled / "config.json").write_text('{"standard": ')
+    cases = [
+        (empty, f"{empty} is not a job (no config.json)"),
+        (tmp_path / "absent", f"{tmp_path / 'absent'} is not a job (no such folder)"),
+        (garbled, f"{garbled} is not a job (its config.json is not a job's: Expecting value: line 1 column 14 (char 13))"),
+    ]
+    for folder, why in cases:
+        result = run_cli(["prove", "faulty", "--limit", "2", "--job", f"nop={folder}"], env)
+        assert result.code == 2, result.output
+        assert "Traceback" not in result.output
+        assert result.stderr.splitlines() == [f"nullius: --job nop={folder}: {why}"]
+    assert proven(catalogue) == before
+    assert not Path(env["NULLIUS_JOBS_DIR"]).exists()
+
+
+def test_prove_that_breaks_exits_3_never_1(env, catalogue):
+    ran = run_cli(["run", "faulty", "nop", "--limit", "2", "--job-name", "n"], env)
+    assert ran.code == 0, ran.output
+    job = Path(env["NULLIUS_JOBS_DIR"]) / "n"
+    trial = job / "u0000" / "result.json"
+    result = json.loads(trial.read_text())
+    result["verifier_result"] = {}  # a trial record prove cannot read: it breaks, no check fails
+    trial.write_text(json.dumps(result))
+    broke = run_cli(["prove", "faulty", "--limit", "2", "--job", f"nop={job}"], env)
+    assert broke.code == 3, broke.output
+    assert "Traceback" in broke.stderr
+    assert broke.stderr.splitlines()[-1] == "nullius: prove broke (the traceback above is Nullius's own error); exit 3, not 1: no check failed"
+    assert "failed" not in proven(catalogue).get("test", {})

@@ -72,6 +72,10 @@ def peek_plugin_options(argv: list[str]) -> dict[str, Any]:
     return {"plugin_options": options, "strict_plugins": strict}
 
 
+# The errors a user causes (and can act on), as `refusals` turns them into exit status 2.
+USER_ERRORS = (DefinitionError, CatalogueConflict, PluginError, LookupError)
+
+
 def refusals(func: F) -> F:
     """Turn the errors a user causes into messages and exit status 2."""
 
@@ -82,7 +86,7 @@ def refusals(func: F) -> F:
         except DefinitionError as exc:
             click.echo(exc.render(), err=True)
             sys.exit(USAGE_ERROR)
-        except (CatalogueConflict, PluginError, LookupError) as exc:
+        except USER_ERRORS as exc:
             message = exc.args[0] if isinstance(exc, LookupError) and exc.args else str(exc)
             raise Refused(str(message)) from None
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import click
 
 from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run import data
 from nullius_core.run.engine import Engine, shard_from_config
@@ -18,6 +22,10 @@ from nullius_core.run.shard import Shard
 from nullius_core.run.spec import RunSpec
 
 CANCELLED_EXIT = 130
+# prove's exit statuses: 0 every check passed, 1 a check ran and failed,
+# 2 refused (USAGE_ERROR: nothing ran, or not what was asked), 3 it broke.
+PROVE_FAILED = 1
+PROVE_BROKE = 3
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -28,6 +36,41 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
             raise Refused(f"{option} takes NAME=VALUE, not {value!r}")
         out[name] = rest
     return out
+
+
+def _jobs_dir(given: Path | None, default: Path) -> Path:
+    """The folder jobs go in, refused before anything runs when no folder can be made there; nothing is made here."""
+    path = given or default
+    name = f"--jobs-dir {path}" if given is not None else f"the jobs folder {path} (nullius paths)"
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise Refused(f"{name}: cannot be made: {existing} is a file, not a folder")
+    try:
+        # Permissions do not say it (root passes every access check, a read-only
+        # mount does not): making a folder there and removing it does.
+        os.rmdir(tempfile.mkdtemp(prefix=".nullius-", dir=existing))
+    except OSError as exc:
+        raise Refused(f"{name}: cannot be made: no folder can be made in {existing} ({exc.strerror})") from None
+    return path
+
+
+def _job(folder: Path, option: str) -> dict[str, Any]:
+    """The `standard` part of the config of the job in `folder`, refused when it is not a job's."""
+    if not folder.is_dir():
+        raise Refused(f"{option}: {folder} is not a job (no such folder)")
+    job = JobDir(folder)
+    if not job.config_file.is_file():
+        raise Refused(f"{option}: {folder} is not a job (no config.json)")
+    try:
+        config = job.read_config()
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise Refused(f"{option}: {folder} is not a job (its config.json is not a job's: {exc})") from None
+    standard = config.get("standard") if isinstance(config, dict) else None
+    if not isinstance(standard, dict):
+        raise Refused(f"{option}: {folder} is not a job (its config.json has no standard object)")
+    return standard
 
 
 def _shard(text: str | None) -> Shard | None:
@@ -75,7 +118,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
         spec = RunSpec(
             benchmark=benchmark,
             participant=participant,
-            jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+            jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
             dataset=options["dataset"],
             limit=options["limit"],
             concurrency=options["concurrency"],
@@ -119,9 +162,7 @@ _RESUMED = {
 
 def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, participant: str | None) -> RunSpec:
     job = JobDir(job_dir)
-    if not job.config_file.exists():
-        raise Refused(f"{job_dir} is not a job (no config.json)")
-    std = job.read_config()["standard"]
+    std = _job(job_dir, f"--resume {job_dir}")
     differs = []
     if benchmark is not None and benchmark != std["benchmark_ref"]:
         differs.append(f"benchmark {benchmark} (the job's: {std['benchmark_ref']})")
@@ -208,14 +249,16 @@ def prove_cmd(benchmark: str, **options: Any) -> None:
     from nullius_core.run.prove import ProveRequest, as_json, prove
 
     session = session_for(click.get_current_context())
+    resolve_benchmark(session.catalogue, benchmark)  # an unknown or invalid benchmark is refused here, not taken for a break below
     jobs = {}
     for name, value in _pairs(options["jobs"], "--job").items():
         if name not in ("nop", "oracle"):
             raise Refused(f"--job names a control, nop or oracle, not {name!r}")
+        _job(Path(value), f"--job {name}={value}")
         jobs[name] = Path(value)
     request = ProveRequest(
         benchmark=benchmark,
-        jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+        jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
         dataset=options["dataset"],
         limit=options["limit"],
         shard=_shard(options["shard_text"]),
@@ -227,6 +270,12 @@ def prove_cmd(benchmark: str, **options: Any) -> None:
         result = prove(session, request, Progress())
     except RunRefused as exc:
         raise Refused(f"prove refused: {exc}") from None
+    except DefinitionError:
+        raise
+    except Exception:  # noqa: BLE001 - exit 1 says a check failed; a break of ours must not say that
+        traceback.print_exc()
+        click.echo("nullius: prove broke (the traceback above is Nullius's own error); exit 3, not 1: no check failed", err=True)
+        sys.exit(PROVE_BROKE)
     if options["as_json"]:
         click.echo(as_json(result))
     else:
@@ -236,7 +285,7 @@ def prove_cmd(benchmark: str, **options: Any) -> None:
                 detail = check.record.get("passed") or check.record.get("failed") or ""
                 click.echo(f"{benchmark}/{dataset} {check.name}: {verdict} {detail}".rstrip())
     if not all(c.ok for checks in result.values() for c in checks):
-        sys.exit(1)
+        sys.exit(PROVE_FAILED)
 
 
 @click.command("merge")
@@ -281,7 +330,7 @@ def conform_cmd(participant: str, **options: Any) -> None:
     request = ConformRequest(
         participant=participant,
         model=options["model"],
-        jobs_dir=options["jobs_dir"] or session.paths.jobs_dir,
+        jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
         repeat=options["repeat"],
         agent_options=_pairs(options["agent_options"], "--option"),
         provider=options["provider"],
