@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def test_fit_for_a_benchmark_that_needs_a_skill_lists_exactly_the_agents_that_sh
     standard = json.loads((source / "standard.json").read_text())
     standard["needs"] = ["agent.tools/v1"]
     standard["needs_skills"] = {"agent.tools/v1": ["decoys"]}
-    standard["datasets"]["test"]["path"] = str(source / "data" / "units.jsonl")
+    shutil.copytree(source / "data", catalogue / "data")
     (catalogue / "standard.json").write_text(json.dumps(standard))
     fit = json.loads(run_cli(["fit", "office", "--json"], {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}).stdout)
     assert fit["fits"] == ["claude", "reference"]  # the two whose proofs show decoys
