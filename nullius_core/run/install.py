@@ -1,10 +1,14 @@
-"""A driver's (or capability's) environment: installed once per digest under STANDARD_DIR.
+"""A driver's, agent's or capability's environment: installed once per digest of what makes it, under STANDARD_DIR.
 
-`driver.install` names the interpreter, pinned pip requirements, packages
-from other indexes, wheels checked by sha256 and the upstream project itself.
-The digest covers all of it, so a changed pin is a new environment and an
-unchanged one is installed once. The installer is handed no variable named
-like a secret.
+`install` names the interpreter, pinned pip requirements, packages from
+other indexes, wheels checked by sha256, npm packages and the upstream
+project itself. The digest covers everything that makes the environment
+(`Makings`): that block, the upstream's commit when the project is
+installed from its clone, and the interpreters it is made with (the path
+and version of the Python `find_python` picks, of the node npm runs on). So
+a fork at another commit, a changed pin or another interpreter is a new
+environment, and an unchanged one is installed once. The installer is
+handed no variable named like a secret.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from nullius_core.definitions import Install, unstructure
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
 from nullius_core.run.secrets import without_secrets
+from nullius_core.run.upstream import UpstreamError, cloned_commit
 
 MARKER = ".nullius-installed"
 
@@ -31,13 +39,73 @@ class InstallError(Exception):
     """The environment cannot be installed; says why."""
 
 
-def digest(install: Install) -> str:
-    canonical = json.dumps(unstructure(install), sort_keys=True, separators=(",", ":"))
+@attrs.frozen
+class Interpreter:
+    """A program an environment is made with and runs on: where it is and what it says its version is."""
+
+    path: str
+    version: str
+
+
+@attrs.frozen(kw_only=True)
+class Makings:
+    """Everything that makes an environment; its digest names the environment's folder."""
+
+    install: Install
+    upstream_commit: str | None = None  # the clone's, when the install builds the upstream's project
+    python: Interpreter | None = None  # the venv's base interpreter
+    node: Interpreter | None = None  # what npm installs for
+
+    @classmethod
+    def of(cls, install: Install, upstream: Path | None) -> Makings:
+        commit = None
+        if install.project is not None and upstream is not None:
+            try:
+                commit = cloned_commit(upstream)
+            except UpstreamError as exc:
+                raise InstallError(str(exc)) from None
+        python = None
+        if wants_python(install):
+            exe = find_python(install.python)
+            here = exe == Path(getattr(sys, "_base_executable", sys.executable))
+            python = Interpreter(str(exe), sys.version if here else _says([str(exe), "-c", "import sys; print(sys.version)"]))
+        node = None
+        if install.npm and shutil.which("node"):
+            exe = shutil.which("node")
+            node = Interpreter(str(exe), _says([str(exe), "--version"]))
+        return cls(install=install, upstream_commit=commit, python=python, node=node)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "install": unstructure(self.install),
+            "upstream_commit": self.upstream_commit,
+            "python": attrs.asdict(self.python) if self.python else None,
+            "node": attrs.asdict(self.node) if self.node else None,
+        }
+
+
+def _says(argv: list[str]) -> str:
+    """A program's own word on its version (a rebuilt interpreter at the same path says another)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=without_secrets(os.environ))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InstallError(f"{argv[0]} cannot say its version: {exc}") from None
+    if done.returncode != 0:
+        raise InstallError(f"{argv[0]} cannot say its version (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+    return done.stdout.strip()
+
+
+def wants_python(install: Install) -> bool:
+    return bool(install.pip or install.indexes or install.wheels or install.project or install.python)
+
+
+def digest(makings: Makings) -> str:
+    canonical = json.dumps(makings.record(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def env_dir(paths: Paths, key: str, install: Install, kind: str = "drivers") -> Path:
-    return paths.standard_dir / kind / key / digest(install)
+def env_dir(paths: Paths, key: str, makings: Makings, kind: str = "drivers") -> Path:
+    return paths.standard_dir / kind / key / digest(makings)
 
 
 def find_python(version: str | None) -> Path:
@@ -70,7 +138,8 @@ def ensure(
     label: str = "driver",
 ) -> Path:
     """The installed environment's folder (`{install}`), installing it first if needed."""
-    target = env_dir(paths, key, install, kind)
+    makings = Makings.of(install, upstream)
+    target = env_dir(paths, key, makings, kind)
     if (target / MARKER).exists():
         progress.stage("install", **{label: key}, state="cached")
         return target
@@ -87,12 +156,12 @@ def ensure(
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         try:
-            _install(target, install, upstream)
+            _install(target, makings, upstream)
         except InstallError:
             progress.stage("install", **{label: key}, state="failed", seconds=timer.seconds)
             shutil.rmtree(target, ignore_errors=True)
             raise
-        (target / MARKER).write_text(json.dumps({"install": unstructure(install)}, indent=2) + "\n")
+        (target / MARKER).write_text(json.dumps(makings.record(), indent=2) + "\n")
         progress.stage("install", **{label: key}, state="done", seconds=timer.seconds)
     return target
 
@@ -106,13 +175,13 @@ def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:
         raise InstallError(f"{what} failed (exit {done.returncode}):\n" + "\n".join(tail))
 
 
-def _install(folder: Path, install: Install, upstream: Path | None) -> None:
+def _install(folder: Path, makings: Makings, upstream: Path | None) -> None:
+    install = makings.install
     if install.npm:
         _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), *install.npm], "npm install")
-    python_wanted = bool(install.pip or install.indexes or install.wheels or install.project or install.python)
-    if not python_wanted:
+    if makings.python is None:
         return
-    python = find_python(install.python)
+    python = makings.python.path  # the one the digest names, not looked for again
     _run([str(python), "-m", "venv", str(folder / ".venv")], f"creating a venv with {python}")
     pip = [str(folder / ".venv" / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     if install.pip:

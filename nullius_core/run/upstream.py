@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,6 +11,9 @@ from nullius_core.definitions import Upstream
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
 from nullius_core.run.secrets import without_secrets
+
+
+CLONED = ".nullius-cloned"  # written last, holding the commit: what makes a folder a clone
 
 
 class UpstreamError(Exception):
@@ -24,7 +28,15 @@ def clone_dir(paths: Paths, key: str, upstream: Upstream) -> Path | None:
 
 def existing_clone(paths: Paths, key: str, upstream: Upstream | None) -> Path | None:
     folder = clone_dir(paths, key, upstream) if upstream else None
-    return folder if folder is not None and (folder / ".nullius-cloned").exists() else None
+    return folder if folder is not None and (folder / CLONED).exists() else None
+
+
+def cloned_commit(folder: Path) -> str:
+    """The commit a clone made by `ensure_clone` is checked out at."""
+    try:
+        return (folder / CLONED).read_text().strip()
+    except OSError as exc:
+        raise UpstreamError(f"{folder} is not a clone made by Nullius (no {CLONED}: {exc.strerror})") from None
 
 
 def ensure_clone(paths: Paths, key: str, upstream: Upstream, progress: Progress) -> Path:
@@ -32,11 +44,9 @@ def ensure_clone(paths: Paths, key: str, upstream: Upstream, progress: Progress)
     folder = clone_dir(paths, key, upstream)
     if folder is None:
         raise UpstreamError(f"benchmark {key!r} pins no upstream repository and commit")
-    if (folder / ".nullius-cloned").exists():
+    if (folder / CLONED).exists():
         progress.stage("install", upstream=key, state="cached")
         return folder
-    import os
-
     progress.stage("install", upstream=key, state="start", commit=upstream.tested)
     timer = Timer()
     tmp = folder.with_name(folder.name + ".partial")
@@ -55,7 +65,7 @@ def ensure_clone(paths: Paths, key: str, upstream: Upstream, progress: Progress)
             raise UpstreamError(
                 f"cannot clone {upstream.repository} at {upstream.tested}: {done.stderr.strip() or done.stdout.strip()}"
             )
-    (tmp / ".nullius-cloned").write_text(upstream.tested + "\n")
+    (tmp / CLONED).write_text(upstream.tested + "\n")
     tmp.rename(folder)
     progress.stage("install", upstream=key, state="done", seconds=timer.seconds)
     return folder
