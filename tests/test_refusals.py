@@ -287,3 +287,10 @@ def test_a_run_refuses_a_folder_that_check_refuses(nullius_env, tmp_path):
         f"found '{{here}}/../driver.py', which is {path.parent.parent / 'driver.py'}",
     ]
     assert not Path(env["NULLIUS_JOBS_DIR"]).exists()
+
+
+def test_a_link_that_loops(nullius_env, tmp_path):
+    path = bench(tmp_path)
+    (path.parent / "data" / "loop").symlink_to("loop")
+    [line] = refused(nullius_env, path)
+    assert line == f"{path}: $: expected every link in the definition's folder to stay inside it, found data/loop -> loop"

@@ -65,7 +65,7 @@ def _job(folder: Path, option: str) -> dict[str, Any]:
         raise Refused(f"{option}: {folder} is not a job (no config.json)")
     try:
         config = job.read_config()
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise Refused(f"{option}: {folder} is not a job (its config.json is not a job's: {exc})") from None
     standard = config.get("standard") if isinstance(config, dict) else None
     if not isinstance(standard, dict):

@@ -27,8 +27,19 @@ MAX_ENTRIES = 10_000
 
 
 def inside(folder: Path, target: Path) -> bool:
-    """`target`, every link followed, lies in `folder` (itself resolved)."""
-    return target.resolve().is_relative_to(folder.resolve())
+    """`target`, every link followed, lies in `folder` (itself resolved); a link that loops lies nowhere."""
+    try:
+        return target.resolve().is_relative_to(folder.resolve())
+    except (RuntimeError, OSError):  # "Symlink loop", or a path the system will not follow
+        return False
+
+
+def leads_to(target: Path) -> str:
+    """Where `target` leads, every link followed, for a message."""
+    try:
+        return str(target.resolve())
+    except (RuntimeError, OSError) as exc:
+        return f"a link that cannot be followed ({exc})"
 
 
 def here_problems(file: Path, raw: Any) -> list[Problem]:
@@ -44,7 +55,7 @@ def here_problems(file: Path, raw: Any) -> list[Problem]:
             if not inside(folder, target):
                 problems.append(Problem(
                     path,
-                    f"expected a path inside the definition's folder ({folder}), found {match.group(0)!r}, which is {target.resolve()}",
+                    f"expected a path inside the definition's folder ({folder}), found {match.group(0)!r}, which is {leads_to(target)}",
                     file,
                 ))
     return problems

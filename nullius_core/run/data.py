@@ -24,7 +24,7 @@ from pathlib import Path
 from nullius_core.definitions import Dataset
 from nullius_core.definitions.benchmark import HERE_PREFIX
 from nullius_core.definitions.common import bad_download
-from nullius_core.definitions.folder import inside
+from nullius_core.definitions.folder import inside, leads_to
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
 
@@ -142,7 +142,7 @@ def resolve(
     local = local_file(dataset, here)
     if local is not None:
         if not inside(here, local):
-            raise DataError(f"dataset {bench}/{name}: {dataset.path} is {local.resolve()}, outside the benchmark's folder; refused")
+            raise DataError(f"dataset {bench}/{name}: {dataset.path} is {leads_to(local)}, outside the benchmark's folder; refused")
         if not local.is_file():
             raise DataError(f"dataset {bench}/{name}: {local} is missing from the benchmark's folder")
         _check(local, dataset, str(local))
