@@ -66,7 +66,12 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120, input: str | None = None) -> CliResult:
+# A command may install an environment first (a minute or more on a busy two-core machine): the limit is there
+# only so that a hung command ends the test, never to decide it.
+CLI_SECONDS = 1800
+
+
+def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = CLI_SECONDS, input: str | None = None) -> CliResult:
     """Run `nullius ARGS` in a subprocess, as a user would (`input`: what it reads on stdin)."""
     proc = subprocess.run(
         [sys.executable, "-m", "nullius_core", *args],

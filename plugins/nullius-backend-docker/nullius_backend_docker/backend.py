@@ -1,9 +1,11 @@
-"""The docker backend: each unit's agent in a container of its own, on a network of its own, its relay beside it.
+"""The docker backend: each unit's agent in a container of its own, with no network but its door's loopback.
 
-The driver stays on this machine; what the agent left is checked in a
-throwaway, network-less container of the unit's image (the `sandbox` every
-op of the unit is sent). At the end of the run, whatever still carries the
-job's label is swept.
+The driver and the run's relay stay on this machine; the unit reaches the
+relay (and its MCP servers, its licence servers) only through its door
+(door.py). What the agent left is checked in a throwaway, network-less
+container of the unit's image (the `sandbox` every op of the unit is sent).
+At the end of the run, whatever still carries the job's label is swept; so
+it is at the start, for what a killed run of the same job left.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,9 @@ from nullius_core.run.driver import DriverLaunch
 from nullius_backend_docker import dockercli, envimage, image, mounts, ownimage, sweep
 from nullius_backend_docker.box import DockerBox
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.addresses import LOOPBACK, licence_server
+from nullius_backend_docker.addresses import licence_server
+from nullius_backend_docker.door import UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
-from nullius_backend_docker.listeners import LoopbackForwarder
-from nullius_backend_docker.relaybox import RelayBox
 from nullius_backend_docker.room import DockerRoom, hardened
 
 CHECK_MEMORY = "2g"
@@ -42,16 +42,12 @@ class DockerBackend:
         self.job = ""
         self.prefix = ""
         self.image = ""
-        self._forwarders: dict[tuple[str, int], LoopbackForwarder] = {}
         self._lock = asyncio.Lock()
-        self._relays: set[str] = set()
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
         self._env_failures: dict[tuple[str, str], str] = {}  # why an image could not be made, once per run
         self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
-        self._box: RelayBox | None = None
-        self._box_lock = asyncio.Lock()
         self.job_dir = Path("/tmp")
         self.progress: Any = None
         self.images_dir = Path("/tmp")
@@ -68,6 +64,8 @@ class DockerBackend:
                            **{k: v for k, v in fields.items() if k != "image"})
 
         self.images_dir = context.paths.standard_dir / "images"
+        # a resumed job's killed run may have left containers still working: they go before any unit runs again
+        await asyncio.to_thread(sweep.sweep, self.job, 0)
         self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say)
 
     def labels(self, unit: str | None = None) -> list[str]:
@@ -81,8 +79,9 @@ class DockerBackend:
             "name": self.name,
             "image": self.image,
             "docker": self.version,
-            "isolation": "each unit's agent in its own container (--user, no capabilities) on an internal network; "
-            "the run's relay container its one way out, the key there only; checks in throwaway network-less containers",
+            "isolation": "each unit's agent in its own container (--user, no capabilities) with no network but its door's "
+            "loopback: the run's relay (the key in Nullius's process only), its MCP and licence servers, each a Unix socket; "
+            "checks in throwaway network-less containers",
         }
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
@@ -150,10 +149,6 @@ class DockerBackend:
                 await asyncio.to_thread(image.copy_node, self.image, folder)
             return folder
 
-    @property
-    def relay_box_now(self) -> RelayBox | None:
-        return self._box
-
     def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
         """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""
         argv = [dockercli.docker_binary(), "run", "--rm", "-i", "--network", "none", *hardened(self.user), *self.labels(),
@@ -192,55 +187,12 @@ class DockerBackend:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def relay_box(self, relay: Any) -> RelayBox:
-        """The run's relay container, started when the first unit opens its room."""
-        async with self._box_lock:
-            if self._box is None:
-                box = RelayBox(f"{self.prefix}-relay", self.labels(), hardened(self.user), self.image, self.job_dir)
-                await box.start(relay.upstream, await self.upstream_url(relay.upstream.base_url))
-                self.allow(box.address)
-                self._box = box
-            return self._box
-
-    def allow(self, address: str) -> None:
-        """A relay's address on the default bridge: the forwarders answer it (and no agent's)."""
-        self._relays.add(address)
-        for forwarder in self._forwarders.values():
-            forwarder.allowed.add(address)
-
-    def disallow(self, address: str) -> None:
-        self._relays.discard(address)
-        for forwarder in self._forwarders.values():
-            forwarder.allowed.discard(address)
-
-    async def upstream_url(self, base_url: str) -> str:
-        """The provider's URL as a relay container reaches it: a loopback server through a forwarder on the bridge's gateway."""
-        parts = urllib.parse.urlsplit(base_url)
-        if parts.hostname not in LOOPBACK:
-            return base_url
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        forwarded = await self.machine_port(parts.hostname, port)
-        return urllib.parse.urlunsplit(parts._replace(netloc=f"host.docker.internal:{forwarded}"))
-
-    async def machine_port(self, host: str, port: int) -> int:
-        """A port of this machine's loopback as the allowed containers reach it: host.docker.internal:<returned port>."""
-        async with self._lock:
-            key = (host, port)
-            if key not in self._forwarders:
-                gateway = (await dockercli.arun(["network", "inspect", "bridge", "--format",
-                                                 "{{(index .IPAM.Config 0).Gateway}}"], timeout=30)).strip()
-                forwarder = LoopbackForwarder(gateway, "127.0.0.1" if host == "localhost" else host.strip("[]"), port)
-                forwarder.allowed |= self._relays
-                await forwarder.start()
-                self._forwarders[key] = forwarder
-            return self._forwarders[key].port
+    def new_door(self, unit: str, log: Path) -> UnitDoor:
+        """The unit's door, not started: the room or the box starts it with what the unit needs behind it."""
+        return UnitDoor(f"{self.prefix}-{unit}-door", self.labels(unit), hardened(self.user), self.image, log)
 
     async def close(self) -> None:
         if self._later:
             await asyncio.gather(*self._later, return_exceptions=True)
-        if self._box is not None:
-            await self._box.stop()
-        for forwarder in self._forwarders.values():
-            await forwarder.close()
         if self.job:
             await asyncio.to_thread(sweep.sweep, self.job, 0)

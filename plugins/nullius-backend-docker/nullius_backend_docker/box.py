@@ -1,10 +1,13 @@
 """A unit's box: its task's own image, running for the whole unit, with the agent added and the check run inside.
 
-    unit network (--internal)
-      ├── box      the task's image as its own user: default capabilities, no new privileges,
-      │            `--init` and `sleep infinity` keeping it up; the agent joins it with `docker exec`
-      ├── relay    the run's relay container, as on the base (room.py)
-      └── egress   egress.py, for the check alone, when verify.network is true
+    door     the unit's network namespace, a loopback and nothing else (door.py): the
+             relay and the licence servers for an agent's unit, egress:61128 for a check
+             with verify.network
+    box      the task's image as its own user: default capabilities, no new privileges,
+             `--init` and `sleep infinity` keeping it up, --network container:<door>
+             (none without a door); the agent joins it with `docker exec`
+    egress   egress.py, for the check alone, when verify.network is true: on the default
+             bridge, listening on the door's egress socket
 
 The check: the agent's processes stopped (reaper.py, from a helper sharing
 the box's process namespace: the image may have no `kill`), the check's
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from nullius_core.run.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
 
 from nullius_backend_docker import boxfiles, dockercli
+from nullius_backend_docker.door import EGRESS_PORT
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
 
@@ -34,7 +38,6 @@ if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
-EGRESS_PORT = 3128
 DOCKER_INIT = "/usr/sbin/docker-init"
 OUTPUT_LIMIT = 256 * 1024  # the end of the check's output that `score` is sent; the whole is test-stdout.txt
 
@@ -48,11 +51,9 @@ class DockerBox:
         self.workdir = workdir
         self.home = home
         self.name = f"{backend.prefix}-{unit}-box"
-        self.network = f"{backend.prefix}-{unit}"
         self.labels = backend.labels(unit)
+        self.door = backend.new_door(unit, home.parent / "door.log")  # started by the agent's room, or for a check's way out
         self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-        self.room_removed: asyncio.Future[Any] | None = None  # the room's removal, awaited before the network goes
-        self._network = False
         self._started = False
         self._changes: str | None = None
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
@@ -60,22 +61,15 @@ class DockerBox:
 
     # --- starting ---------------------------------------------------------------
 
-    async def ensure_network(self) -> str:
-        async with self._lock:
-            if not self._network:
-                await dockercli.arun(["network", "create", "--internal", *self.labels, self.network], timeout=60)
-                self._network = True
-        return self.network
-
     async def start(self, volumes: Sequence[str] = ()) -> None:
         """The image, running until the unit ends; `volumes` as `docker run` takes them (the agent's, when it has one).
 
-        On the unit's network when an agent's room made it or the check has a
-        way out (egress); a control's box without one needs none (no network
-        made and removed: that is most of what a box costs the daemon).
+        In the door's namespace when an agent's room started the door or the
+        check has a way out (egress); a control's box without one has no
+        network at all (no door started and removed).
         """
         if self.own.verify is not None and self.own.verify.network:
-            await self.ensure_network()
+            await self.door.start()
         async with self._lock:
             if self._started:
                 return
@@ -84,7 +78,7 @@ class DockerBox:
                 limits += ["--memory", f"{self.own.image.memory_mb}m"]
             if self.own.image.cpus:
                 limits += ["--cpus", f"{self.own.image.cpus:g}"]
-            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.network if self._network else "none",
+            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.door.network if self.door.started else "none",
                     "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir,
                     "--entrypoint", "sleep", *limits]
             for volume in volumes:
@@ -234,14 +228,15 @@ class DockerBox:
         return await asyncio.to_thread(boxfiles.extract, data, verifier_dir)
 
     async def _start_egress(self, log: Path) -> asyncio.subprocess.Process:
-        """The check's proxy, on the default bridge and on the unit's network as `egress`; ready when it says so."""
+        """The check's proxy, on the default bridge, listening on the door's egress socket; ready when it says so."""
         log.touch()
         name = f"{self.name}-egress"
         proc = await asyncio.create_subprocess_exec(
             dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", "bridge",
             "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
             "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
-            self.backend.image, "python3", "/opt/nullius-door/egress.py", str(EGRESS_PORT), f"/log/{log.name}",
+            "--volume", f"{self.door.folder}:/sockets", self.backend.image,
+            "python3", "/opt/nullius-door/egress.py", "unix:/sockets/egress.sock", f"/log/{log.name}",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env=dockercli.client_env(None), limit=LINE_LIMIT,
         )
@@ -250,7 +245,6 @@ class DockerBox:
             line = await asyncio.wait_for(proc.stdout.readline(), 60)
             if not line.startswith(b"listening"):
                 raise DockerError(f"the check's egress proxy did not start: {line[:200]!r}")
-            await dockercli.arun(["network", "connect", "--alias", "egress", self.network, name], timeout=60)
         except BaseException:
             await _stop_egress(proc)
             raise
@@ -259,20 +253,14 @@ class DockerBox:
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
-        """Off the unit's path: the box goes, after the room's containers; the agent's HOME is given back to you."""
+        """Off the unit's path: the box goes, then its door; the agent's HOME is given back to you."""
         self.backend.later(self._remove())
 
     async def _remove(self) -> None:
-        if self.room_removed is not None:
-            with contextlib.suppress(BaseException):
-                await self.room_removed
         if self._started:
             await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
             await self._give_home_back()
-        if self._network:
-            if self.backend.relay_box_now is not None:
-                await self.backend.relay_box_now.leave(self.network)
-            await dockercli.arun(["network", "rm", self.network], timeout=60, check=False)
+        await self.door.close()
 
     async def _give_home_back(self) -> None:
         """What the image's user (often root) wrote in the mounted HOME becomes yours again."""

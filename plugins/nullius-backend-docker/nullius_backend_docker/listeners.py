@@ -1,11 +1,8 @@
-"""What stays on the machine for the containers: a benchmark's MCP servers, and a door to a loopback model server.
+"""What stays on the machine for a unit's containers: a benchmark's MCP servers behind the unit's door.
 
-- `McpListeners`: a Unix socket per server per unit in a 0700 folder; each
-  connection is one start of the server's own command, here, its stdio joined
-  to the socket. The unit's door container mounts the folder.
-- `LoopbackForwarder`: a model server on this machine's loopback reached by the
-  relays as `host.docker.internal`: a TCP forwarder bound to the default
-  bridge's gateway, answering the relays' addresses alone, so no agent reaches it.
+`McpListeners`: a Unix socket per server in the unit's door folder
+(`mcp-<name>.sock`, see door.py); each connection is one start of the
+server's own command, here, its stdio joined to the socket.
 """
 
 from __future__ import annotations
@@ -13,16 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nullius_core.run.agent import McpServerEntry
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter | asyncio.StreamWriter) -> None:
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while data := await reader.read(65536):
             writer.write(data)
@@ -37,20 +32,26 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter | asy
                 writer.close()
 
 
+async def pipe_both(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter) -> None:
+    """Two connections joined both ways until each side has ended."""
+    await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+    writer.close()
+    up_writer.close()
+
+
 class McpListeners:
-    def __init__(self, entries: Sequence[McpServerEntry], env: Mapping[str, str], log: Path):
+    def __init__(self, entries: Sequence[McpServerEntry], env: Mapping[str, str], log: Path, folder: Path):
         self.entries = list(entries)
         self.env = dict(env)
         self.log = log
-        self.folder = Path(tempfile.mkdtemp(prefix="nullius-mcp-"))
-        os.chmod(self.folder, 0o700)
+        self.folder = folder  # the unit's door folder: it goes with the door
         self._servers: list[asyncio.AbstractServer] = []
         self._procs: set[asyncio.subprocess.Process] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         for entry in self.entries:
-            server = await asyncio.start_unix_server(lambda r, w, e=entry: self._connection(e, r, w), path=str(self.folder / f"{entry.name}.sock"))
+            server = await asyncio.start_unix_server(lambda r, w, e=entry: self._connection(e, r, w), path=str(self.folder / f"mcp-{entry.name}.sock"))
             self._servers.append(server)
 
     def _connection(self, entry: McpServerEntry, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -88,7 +89,6 @@ class McpListeners:
             await _end(proc)
         for task in list(self._tasks):
             task.cancel()
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 async def _end(proc: asyncio.subprocess.Process) -> None:
@@ -102,40 +102,3 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
-
-
-class LoopbackForwarder:
-    """host.docker.internal:<port> for the relays -> a model server on this machine's loopback."""
-
-    def __init__(self, bind: str, target_host: str, target_port: int):
-        self.bind, self.target = bind, (target_host, target_port)
-        self.port = 0
-        # the relays' addresses on the default bridge: a unit's internal network still routes to the
-        # machine's own addresses, so binding to the gateway alone would not keep an agent out
-        self.allowed: set[str] = set()
-        self.refused = 0
-        self._server: asyncio.AbstractServer | None = None
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._connection, self.bind, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self.port
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        if not peer or peer[0] not in self.allowed:
-            self.refused += 1
-            writer.close()
-            return
-        try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        writer.close()
-        up_writer.close()
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()

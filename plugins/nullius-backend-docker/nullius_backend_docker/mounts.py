@@ -1,16 +1,12 @@
 """Which folders of this machine a container sees, read-only at their own paths.
 
-The run's relay container runs Nullius's own relay with this machine's Python: its
-interpreter, its environment and the packages of every Nullius plugin, read
-only. An agent installed into a Python environment gets that environment's
+An agent's install and definition folder are mounted at their paths; an
+agent installed into a Python environment gets that environment's
 interpreter the same way.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,16 +22,6 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
             continue
         out.append(path)
     return out
-
-
-def nullius_python() -> list[Path]:
-    """The interpreter, the environment and every `nullius` entry point's package root."""
-    wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
-    for ep in importlib.metadata.entry_points(group="nullius"):
-        spec = importlib.util.find_spec(ep.module.split(".")[0])
-        if spec is not None and spec.origin:
-            wanted.append(Path(spec.origin).resolve().parent.parent)
-    return outermost(wanted)
 
 
 def interpreters_of(folders: Iterable[Path]) -> list[Path]:

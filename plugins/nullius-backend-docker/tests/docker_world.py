@@ -8,6 +8,7 @@ turns that into a skip whose reason the summary shows.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -114,3 +115,53 @@ def local_registry(folder: Path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+SCANNER = Path(__file__).resolve().parent / "portscan.py"
+DOOR_PORTS = [61080, 61090, 61128]  # the unit's door on its own loopback: the relay, the MCP door, the check's egress
+
+
+def machine_addresses() -> list[str]:
+    """Every address of this machine (`ip -o addr`: the docker bridge's gateway among them), but link-local ones."""
+    out = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True, timeout=30).stdout
+    found = [line.split()[3].split("/")[0] for line in out.splitlines() if len(line.split()) > 3]
+    return [a for a in found if not a.startswith("fe80") and a not in ("127.0.0.1", "::1")]
+
+
+def scan_command(addresses: list[str]) -> str:
+    """The agent's shell command: the scan, on the container's own python3, of every port of each address."""
+    return f"python3 - {' '.join(addresses)} <<'SCAN_EOF'\n{SCANNER.read_text()}\nSCAN_EOF\n"
+
+
+def the_scan_in(records: Path) -> dict:
+    """The scan's result in a JSON-lines record (the agent's acp.jsonl: the tool's output, as often as the agent was told it)."""
+    found = []
+
+    def walk(value) -> None:
+        if isinstance(value, str):
+            found.extend(json.loads(line[5:]) for line in value.splitlines() if line.startswith("SCAN {"))
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for line in records.read_text().splitlines():
+        walk(json.loads(line))
+    assert found and all(scan == found[0] for scan in found), found
+    return found[0]
+
+
+@contextlib.contextmanager
+def listening_everywhere():
+    """A server on 0.0.0.0 of this machine, as a model server listening on all interfaces is: the scan must not find it."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen(64)
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()

@@ -18,7 +18,8 @@ from pathlib import Path
 from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
-from docker_world import KEY, PLAYER, REPO, docker, labelled, model_args
+from docker_world import (DOOR_PORTS, KEY, PLAYER, REPO, docker, labelled, listening_everywhere, machine_addresses, model_args,
+                          scan_command, the_scan_in)
 
 
 def test_the_reference_agent_proves_its_ports_in_containers_without_consent(world):
@@ -39,7 +40,7 @@ def test_the_reference_agent_proves_its_ports_in_containers_without_consent(worl
     config = json.loads((tools / "config.json").read_text())
     assert config["standard"]["backend"]["name"] == "docker" and config["standard"]["backend"]["image"].startswith("nullius/base:")
     calls = [json.loads(line) for line in (tools / "chain" / "agent" / "calls.jsonl").read_text().splitlines()]
-    assert calls and all(c["status"] == 200 for c in calls)  # recorded by the run's relay container, on the unit's route
+    assert calls and all(c["status"] == 200 for c in calls)  # recorded by the run's relay, on the unit's route, through its door
     for job in ports.values():
         if job.get("job"):
             assert labelled(job["job"]) == {"containers": [], "networks": [], "volumes": []}
@@ -58,7 +59,7 @@ def _agent_containers(root: Path) -> list[dict]:
     return [c for job in jobs for c in _inspect(*docker("ps", "-q", "--filter", f"label=nullius.job={job}").split())]
 
 
-def test_the_key_stays_in_the_relay_the_agent_has_no_way_out_and_a_killed_job_is_swept(world):
+def test_the_key_is_in_no_container_the_agent_has_no_network_and_a_killed_job_is_swept(world):
     env, fake, root = world
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})  # past the kit's turn limit: the unit stays up
     args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.tools/v1"]
@@ -72,14 +73,13 @@ def test_the_key_stays_in_the_relay_the_agent_has_no_way_out_and_a_killed_job_is
                 break
             time.sleep(0.3)
         names = {c["Name"].rsplit("-", 1)[-1]: c for c in running}
-        assert {"agent", "relay", "door"} <= set(names), [c["Name"] for c in running]
-        agent, relay = names["agent"], names["relay"]
+        assert {"agent", "door"} <= set(names), [c["Name"] for c in running]
+        agent, door = names["agent"], names["door"]
         job = agent["Config"]["Labels"]["nullius.job"]
 
-        # the key: in the relay's container, by name; nowhere in the agent's environment, mounts or files
-        assert f"NULLIUS_RELAY_UPSTREAM_KEY={KEY}" in relay["Config"]["Env"]
-        assert KEY not in json.dumps(relay["Args"]) and KEY not in json.dumps(agent["Args"])
-        assert not any(KEY in e for e in agent["Config"]["Env"])
+        # the key: in no container of the job at all (the relay is in Nullius's own process)
+        for container in _inspect(*docker("ps", "-aq", "--filter", f"label=nullius.job={job}").split()):
+            assert KEY not in json.dumps(container["Config"]["Env"]) and KEY not in json.dumps(container["Args"]), container["Name"]
         # every file the agent can see, its mounts included, searched from inside as the agent sees them
         # (the pattern on stdin: on grep's argument list it would find itself in /proc)
         def search(text: str) -> list[str]:
@@ -96,38 +96,51 @@ def test_the_key_stays_in_the_relay_the_agent_has_no_way_out_and_a_killed_job_is
         assert agent["HostConfig"]["CapDrop"] == ["ALL"] and agent["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
         assert all(not m["RW"] for m in agent["Mounts"] if "reference" in m["Source"] and "/home" not in m["Destination"]
                    and "workspace" not in m["Destination"])
+        # no network of its own: the door's namespace, whose one interface is the loopback
+        assert agent["HostConfig"]["NetworkMode"] == f"container:{door['Id']}" and door["HostConfig"]["NetworkMode"] == "none"
+        interfaces = docker("exec", agent["Id"], "cat", "/proc/net/dev").splitlines()[2:]
+        assert [line.split(":")[0].strip() for line in interfaces] == ["lo"]
+        assert not any(m["Destination"] == "/sockets" for m in agent["Mounts"])  # the sockets are the door's alone
 
-        # no way out but the relay: not the internet's addresses, not the machine's model server
-        forwarded = relay["Args"][relay["Args"].index("--base-url") + 1]
-        port = int(forwarded.split(":")[2].split("/")[0])
-        gateway = docker("network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}").strip()
-        probe = (
-            "import socket,sys\n"
-            "def reach(h,p):\n"  # reached: an HTTP request gets an answer
-            "    try:\n"
-            "        s=socket.create_connection((h,p),timeout=3); s.sendall(b'GET /v1/models HTTP/1.0\\r\\n\\r\\n')\n"
-            "        return bool(s.recv(64))\n"
-            "    except OSError:\n        return False\n"
-            f"print(reach('relay',8080), reach('1.1.1.1',80), reach('{gateway}',{port}), reach('host.docker.internal',{port}))\n"
-        )
-        seen = subprocess.run(["docker", "exec", agent["Id"], "python3", "-c", probe], capture_output=True, text=True, timeout=60)
-        assert seen.stdout.split() == ["True", "False", "False", "False"], seen.stdout + seen.stderr
-        seen = subprocess.run(["docker", "exec", relay["Id"], "python3", "-c", probe.replace("reach('relay',8080)", "True")],
-                              capture_output=True, text=True, timeout=60)
-        assert seen.stdout.split()[3] == "True", seen.stdout + seen.stderr  # the relays do reach it
-
-        # killed mid-run: its containers and network stay behind, until the sweep
+        # killed mid-run: what it started stays behind, until the sweep (the door, attached, may go by itself)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        left = labelled(job)
-        assert left["containers"] and left["networks"]
+        assert agent["Id"][:12] in labelled(job)["containers"]
         swept = run_cli(["docker", "sweep", job, "--json"], env)
         assert swept.code == 0, swept.output
-        assert sorted(json.loads(swept.stdout)["containers"]) == sorted(left["containers"])
+        assert agent["Id"][:12] in json.loads(swept.stdout)["containers"]
         assert labelled(job) == {"containers": [], "networks": [], "volumes": []}
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def scan_player(addresses: list[str]):
+    """An agent that scans for a way out: every port of every address of this machine, and beyond."""
+    def respond(request: FakeRequest) -> Reply:
+        if request.last_tool_result is None:
+            return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": scan_command(addresses)})])
+        return Reply(text="scanned")
+    return respond
+
+
+def test_an_agent_scanning_every_port_of_the_machine_finds_only_its_door(world):
+    env, fake, _ = world
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    machine = machine_addresses()
+    assert any(a.startswith("172.17.") for a in machine), machine  # the docker bridge's gateway is among them
+    with listening_everywhere() as port:  # as vLLM listens by default: reached from a container on today's bridge design
+        fake.use(scan_player(["127.0.0.1", *machine, "1.1.1.1"]))
+        result = run_cli(["run", "humaneval", "reference", *model_args(fake), "--limit", "1", "--job-name", "scan-agent"], env)
+    assert result.code == 0, result.output
+    trial = next((jobs / "scan-agent").glob("*/agent/acp.jsonl"))
+    scan = the_scan_in(trial)
+    assert scan["127.0.0.1"]["open"] == DOOR_PORTS  # its own loopback: the door, and nothing else
+    for address in [*machine, "1.1.1.1"]:
+        assert scan[address]["open"] == [], (address, port, scan[address])
+        assert sum(scan[address]["not"].values()) == 65535
+    calls = [json.loads(line) for line in (trial.parent / "calls.jsonl").read_text().splitlines()]
+    assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # the relay, through the door, it does reach
 
 
 def test_ctrl_c_leaves_nothing_of_the_job(world):
@@ -322,7 +335,7 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     licence.write_text(LICENCE_FILE)
     assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_FILE", "--file", str(licence)], env).code == 0
     assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN"], env, input="scorer-token-123456").code == 0
-    # a licence server on this machine's loopback: the agent reaches it as host.docker.internal, through its forwarder
+    # a licence server on this machine's loopback: the agent reaches it as host.docker.internal, through its door
     import socket
     import threading
 
@@ -375,40 +388,3 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
     leaked = subprocess.run(["grep", "-rlF", LICENCE_KEY, str(jobs / "env-agent")], capture_output=True, text=True)
     assert leaked.stdout == ""  # never in a record, a config or a log
     assert not Path("/dev/shm/nullius-env-agent").exists()  # the licence files went with their part
-
-
-def test_a_units_network_reaches_the_shared_relay_on_it_and_nothing_of_another_unit(world, tmp_path):
-    """What sharing one relay container across units rests on: an internal network reaches only its own addresses."""
-    from nullius_backend_docker import image
-
-    tag = image.ensure_base(tmp_path / "images")
-    label = ["--label", "nullius.job=isolation-test"]
-    try:
-        for net in ("a", "b"):
-            docker("network", "create", "--internal", *label, f"nullius-isolation-{net}")
-        docker("run", "-d", "--name", "nullius-isolation-relay", *label, "--network", "nullius-isolation-a", "--network-alias", "relay",
-               tag, "python3", "-m", "http.server", "8080")
-        docker("network", "connect", "--alias", "relay", "nullius-isolation-b", "nullius-isolation-relay")
-        for net in ("a", "b"):
-            docker("run", "-d", "--name", f"nullius-isolation-agent-{net}", *label, "--network", f"nullius-isolation-{net}", tag, "sleep", "120")
-        relay = json.loads(docker("inspect", "nullius-isolation-relay"))[0]["NetworkSettings"]["Networks"]
-        agent_b = json.loads(docker("inspect", "nullius-isolation-agent-b"))[0]["NetworkSettings"]["Networks"]
-        targets = ["relay", relay["nullius-isolation-a"]["IPAddress"], relay["nullius-isolation-b"]["IPAddress"],
-                   agent_b["nullius-isolation-b"]["IPAddress"]]
-        probe = (
-            "import socket,sys,time\n"
-            "def reach(h):\n"
-            "    for _ in range(20):\n"
-            "        try:\n"
-            "            s=socket.create_connection((h,8080),timeout=2); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); return bool(s.recv(8))\n"
-            "        except ConnectionRefusedError:\n            time.sleep(0.2)\n"
-            "        except OSError:\n            return False\n"
-            "    return False\n"
-            "print(*[reach(h) for h in sys.argv[1:]])\n"
-        )
-        seen = subprocess.run(["docker", "exec", "nullius-isolation-agent-a", "python3", "-c", probe, *targets],
-                              capture_output=True, text=True, timeout=120)
-        # its own relay by name and address; not the relay's address on b, not b's agent
-        assert seen.stdout.split() == ["True", "True", "False", "False"], seen.stdout + seen.stderr
-    finally:
-        assert run_cli(["docker", "sweep", "isolation-test"], world[0]).code == 0

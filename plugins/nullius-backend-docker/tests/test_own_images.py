@@ -21,7 +21,8 @@ from pathlib import Path
 from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
-from docker_world import docker, labelled, local_registry, model_args, musl_image
+from docker_world import (DOOR_PORTS, docker, labelled, listening_everywhere, local_registry, machine_addresses, model_args,
+                          musl_image, scan_command, the_scan_in)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
 
@@ -65,7 +66,7 @@ def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
 
     # the check's one way out is the egress proxy, which refuses a private address and says so in the trial's records
     network = jobs / "own-oracle" / "network" / "verifier"
-    assert "proxy=http://egress:3128" in (network / "test-stdout.txt").read_text()
+    assert "proxy=http://egress:61128" in (network / "test-stdout.txt").read_text()
     assert "refused 403" in (network / "test-stdout.txt").read_text()
     log = [json.loads(line) for line in (network / "egress.log").read_text().splitlines()]
     assert [(e["host"], e["allowed"]) for e in log] == [("172.17.0.1", False)] and log[0]["why"]
@@ -89,8 +90,11 @@ def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
     assert labelled("own-local") == {"containers": [], "networks": [], "volumes": []}
 
 
+SCAN_TARGETS = ["127.0.0.1", *machine_addresses()]
+
+
 def box_player(request: FakeRequest) -> Reply:
-    """A model that works in the box with the reference agent's run_command, leaving a process running."""
+    """A model that works in the box with the reference agent's run_command, leaving a process running; then scans for a way out."""
     if request.last_tool_result is None:
         command = ("echo 42 > answer.txt; (setsid sleep 300 </dev/null >/dev/null 2>&1 &); ls /tests 2>&1; echo cwd=$(pwd); cat README.txt; "
                    "touch \"$HOME/made-in-the-box\"; echo uid=$(id -u); "
@@ -99,6 +103,8 @@ def box_player(request: FakeRequest) -> Reply:
                    "echo cpu=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max)")
         return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
     result = request.last_tool_result
+    if "SCAN {" not in result:
+        return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": scan_command(SCAN_TARGETS)})])
     return Reply(text="done: " + (result if isinstance(result, str) else json.dumps(result)))
 
 
@@ -107,7 +113,8 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     fake.use(box_player)
-    result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--job-name", "own-agent"], env)
+    with listening_everywhere():
+        result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--job-name", "own-agent"], env)
     assert result.code == 0, result.output
     found = trials(jobs, "own-agent")
     assert outcomes(found) == {"answer": "passed", "kept": "passed", "slow": "failed", "network": "passed", "badpull": "error"}
@@ -117,7 +124,12 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     assert "cwd=/app" in seen and "the task's own image" in seen and "No such file" in seen and "uid=0" in seen
     assert "memory=536870912" in seen and re.search(r"cpu=(100000\b|100000 100000)", seen)
     calls = [json.loads(line) for line in (unit / "agent" / "calls.jsonl").read_text().splitlines()]
-    assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # through the run's relay, as on the base
+    assert len(calls) == 3 and all(c["status"] == 200 for c in calls)  # through the run's relay, as on the base
+    # every port of every address of this machine, scanned from inside the box while a server listened on 0.0.0.0:
+    # only the door, on the box's own loopback
+    scan = the_scan_in(unit / "agent" / "acp.jsonl")
+    assert scan["127.0.0.1"]["open"] == DOOR_PORTS
+    assert all(scan[a]["open"] == [] for a in SCAN_TARGETS[1:]), scan
     # what it left running was stopped before the check, and named
     stopped = (unit / "verifier" / "stopped.txt").read_text()
     assert "sleep 300" in stopped

@@ -10,8 +10,9 @@ address itself, never the name again: a name cannot resolve to something
 global for the check and something private for the connection.
 
     python3 egress.py PORT LOGFILE [BIND]     (PORT 0: any free port)
+    python3 egress.py unix:PATH LOGFILE       (a Unix socket: the unit's door forwards the check to it)
 
-The first line on stdout is `listening PORT`. Each request is one JSON line
+The first line on stdout is `listening PORT` (`listening PATH`). Each request is one JSON line
 appended to LOGFILE: time, method, host, port, address, allowed, why.
 `allowed` is true only when a connection was made; no header value or body
 is ever logged. CONNECT host:port makes a tunnel (HTTPS); an absolute-form
@@ -233,15 +234,19 @@ async def start(port: int, log, bind: str = "0.0.0.0"):
     return await asyncio.start_server(lambda r, w: handle(log, r, w), bind, port)
 
 
-async def main(port: int, log_path: str, bind: str) -> None:
+async def main(where: str, log_path: str, bind: str) -> None:
     with open(log_path, "a", encoding="utf-8") as log:
-        server = await start(port, log, bind)
-        print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
+        if where.startswith("unix:"):
+            server = await asyncio.start_unix_server(lambda r, w: handle(log, r, w), where[5:])
+            print(f"listening {where[5:]}", flush=True)
+        else:
+            server = await start(int(where), log, bind)
+            print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
         async with server:
             await server.serve_forever()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or not sys.argv[1].isdigit():
-        sys.exit("usage: python3 egress.py PORT LOGFILE [BIND]")
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "0.0.0.0"))
+    if len(sys.argv) not in (3, 4) or not (sys.argv[1].isdigit() or sys.argv[1].startswith("unix:")):
+        sys.exit("usage: python3 egress.py PORT|unix:PATH LOGFILE [BIND]")
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "0.0.0.0"))

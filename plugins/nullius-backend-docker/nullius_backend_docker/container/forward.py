@@ -1,15 +1,20 @@
-"""A unit's door: runs in a container on the unit's internal network, standard library only.
+"""A unit's door: the one container of a unit with a network namespace of its own; standard library only.
 
-The MCP door: each connection names the server it wants on its first line;
-the door joins it to that server's Unix socket in the mounted folder (one
-socket per server per unit, each connection one start of the server, on the
-machine). The agent's container holds nothing of the server.
+The door runs with `--network none`: its namespace has a loopback and
+nothing else, no route to this machine or anywhere. The unit's agent
+container (or its task's box) joins that namespace (`--network
+container:<door>`), so the loopback is all the agent has too. On it the door
+listens at fixed addresses, and joins each connection to a Unix socket in
+the mounted folder, whose other end is on the machine (the run's relay, a
+benchmark's MCP server, a licence server's forwarder, the check's egress
+proxy). A socket that is not there refuses the connection.
 
-A licence server's forwarder: each connection is joined to HOST:PORT, the
-one address beyond the unit's network the agent may reach.
+    python3 forward.py SOCKET_DIR ADDRESS:PORT=NAME ...
 
-    python3 forward.py PORT SOCKET_DIR
-    python3 forward.py tcp PORT HOST PORT
+`NAME` is the socket `SOCKET_DIR/NAME.sock`; a `NAME` ending in `*` is a
+prefix, completed by the connection's first line (the MCP door: the line
+names the server). The first line on stdout is `ready`. The door ends when
+its stdin closes: it lives as long as the run that attached it.
 """
 
 import asyncio
@@ -37,17 +42,19 @@ async def pipe(reader, writer):
             writer.close()
 
 
-async def serve(sockets, reader, writer):
+async def serve(sockets, name, reader, writer):
     try:
-        first = (await reader.readline()).decode("utf-8", "replace").strip()
-        path = os.path.join(sockets, first + ".sock")
-        if not NAME.match(first) or not os.path.exists(path):
-            writer.write(f"no MCP server {first!r} for this unit\n".encode())
-            writer.close()
-            return
+        if name.endswith("*"):
+            first = (await reader.readline()).decode("utf-8", "replace").strip()
+            if not NAME.match(first):
+                writer.write(f"no such server: {first!r}\n".encode())
+                writer.close()
+                return
+            name = name[:-1] + first
+        path = os.path.join(sockets, name + ".sock")
         up_reader, up_writer = await asyncio.open_unix_connection(path)
     except (ConnectionError, OSError) as exc:
-        writer.write(f"the door cannot reach the server: {exc}\n".encode())
+        writer.write(f"the door cannot reach {name}: {type(exc).__name__}\n".encode())
         writer.close()
         return
     await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
@@ -55,27 +62,22 @@ async def serve(sockets, reader, writer):
     up_writer.close()
 
 
-async def forward(target, reader, writer):
-    try:
-        up_reader, up_writer = await asyncio.open_connection(*target)
-    except (ConnectionError, OSError):
-        writer.close()
-        return
-    await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-    writer.close()
-    up_writer.close()
+async def until_stdin_closes():
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.buffer.read)
 
 
 async def main():
-    if sys.argv[1] == "tcp":
-        port, target = int(sys.argv[2]), (sys.argv[3], int(sys.argv[4]))
-        server = await asyncio.start_server(lambda r, w: forward(target, r, w), "0.0.0.0", port)
-    else:
-        port, sockets = int(sys.argv[1]), sys.argv[2]
-        server = await asyncio.start_server(lambda r, w: serve(sockets, r, w), "0.0.0.0", port)
+    sockets, mappings = sys.argv[1], sys.argv[2:]
+    servers = []
+    for mapping in mappings:
+        address, _, name = mapping.partition("=")
+        host, _, port = address.rpartition(":")
+        servers.append(await asyncio.start_server(lambda r, w, n=name: serve(sockets, n, r, w), host, int(port)))
     print("ready", flush=True)
-    async with server:
-        await server.serve_forever()
+    await until_stdin_closes()
+    for server in servers:
+        server.close()
 
 
 if __name__ == "__main__":

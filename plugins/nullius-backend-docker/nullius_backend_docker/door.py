@@ -1,0 +1,149 @@
+"""A unit's door: a network namespace with a loopback and nothing else, and the Unix sockets behind it on this machine.
+
+    door container   --network none, as you, no capabilities; forward.py on its loopback:
+      relay:61080       -> relay.sock        the run's relay (in Nullius's own process): the unit's route
+      door:61090        -> mcp-<name>.sock   a benchmark's MCP server, one start per connection (listeners.py)
+      egress:61128      -> egress.sock       the check's proxy (box.py), there only while the check runs
+      <name>:<port>     -> licence-<i>.sock  a licence server, connected to from this machine
+    agent, box       --network container:<door>: the same loopback, the same /etc/hosts
+
+The namespace has no interface but `lo`: no address of this machine, of the
+docker bridge or of the internet can be reached from it, whatever listens
+there. The unit's one way to anything is a socket of this folder (0700,
+yours), mounted into the door alone. The ports are above the ephemeral
+range, so that a task's own server on a usual port never meets them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import attrs
+
+from nullius_backend_docker import dockercli
+from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.listeners import pipe_both
+
+CONTAINER_FILES = Path(__file__).resolve().parent / "container"
+RELAY_PORT = 61080
+MCP_PORT = 61090
+EGRESS_PORT = 61128
+READY_SECONDS = 60
+# The names the unit's processes use, all on the door's loopback.
+FIXED = (("relay", "127.0.0.1", RELAY_PORT, "relay"), ("door", "127.0.0.1", MCP_PORT, "mcp-*"), ("egress", "127.0.0.1", EGRESS_PORT, "egress"))
+
+
+@attrs.frozen
+class LicenceServer:
+    """A licence server as the unit reaches it (`alias:port`, on the door's loopback) and where this machine connects for it."""
+
+    alias: str
+    port: int
+    target: tuple[str, int]
+
+
+class UnitDoor:
+    def __init__(self, name: str, labels: Sequence[str], options: Sequence[str], image: str, log: Path):
+        self.name = name
+        self.labels = list(labels)
+        self.options = list(options)  # the backend's hardening
+        self.image = image
+        self.log = log
+        self.licences: list[LicenceServer] = []
+        self._services: list[tuple[str, tuple[str, int]]] = []  # a socket's name, the TCP service of this machine behind it
+        self.folder = Path(tempfile.mkdtemp(prefix="nullius-unit-"))
+        os.chmod(self.folder, 0o700)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._log: IO[bytes] | None = None
+        self._servers: list[asyncio.AbstractServer] = []
+        self._lock = asyncio.Lock()
+
+    @property
+    def network(self) -> str:
+        """What a container of the unit is given as --network: the door's namespace."""
+        return f"container:{self.name}"
+
+    def socket(self, name: str) -> Path:
+        return self.folder / f"{name}.sock"
+
+    @property
+    def started(self) -> bool:
+        return self._proc is not None
+
+    def serve(self, name: str, target: tuple[str, int]) -> None:
+        """Before `start`: the socket `name` leads to `target`, a TCP service of this machine (the run's relay)."""
+        self._services.append((name, target))
+
+    def licence(self, server: LicenceServer) -> None:
+        """Before `start`: a licence server, reached as `alias:port` from the unit."""
+        self._services.append((f"licence-{len(self.licences)}", server.target))
+        self.licences.append(server)
+
+    async def start(self) -> None:
+        """The door, listening (it says `ready`); the licence servers' sockets first. Once, however many ask."""
+        async with self._lock:
+            if self._proc is not None:
+                return
+            for name, target in self._services:
+                self._servers.append(await asyncio.start_unix_server(lambda r, w, t=target: _connect(t, r, w), path=str(self.socket(name))))
+            hosts, mappings = [], []
+            for alias, address, port, socket in FIXED:
+                hosts += ["--add-host", f"{alias}:{address}"]
+                mappings.append(f"{address}:{port}={socket}")
+            for i, licence in enumerate(self.licences):
+                address = f"127.0.1.{i + 1}"  # its own address: two servers may share a port
+                hosts += ["--add-host", f"{licence.alias}:{address}"]
+                mappings.append(f"{address}:{licence.port}=licence-{i}")
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log, "ab")  # noqa: SIM115 - closed in close()
+            self._proc = await asyncio.create_subprocess_exec(
+                dockercli.docker_binary(), "run", "-i", "--rm", "--name", self.name, *self.labels, "--network", "none",
+                *self.options, "--read-only", *hosts, "--volume", f"{self.folder}:/sockets:ro",
+                "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.image,
+                "python3", "/opt/nullius-door/forward.py", "/sockets", *mappings,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log,
+                env=dockercli.client_env(None), start_new_session=True,
+            )
+            assert self._proc.stdout is not None
+            try:
+                line = await asyncio.wait_for(self._proc.stdout.readline(), READY_SECONDS)
+            except asyncio.TimeoutError:
+                line = b""
+            if line.strip() != b"ready":
+                raise DockerError(f"the unit's door did not start; see {self.log}")
+
+    async def close(self) -> None:
+        """Its stdin closed, the door ends and goes (--rm); then the sockets' folder."""
+        if self._proc is not None:
+            if self._proc.stdin is not None:
+                with contextlib.suppress(Exception):
+                    self._proc.stdin.close()
+            try:
+                await asyncio.wait_for(self._proc.wait(), 15)
+            except asyncio.TimeoutError:
+                await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
+                with contextlib.suppress(ProcessLookupError):
+                    self._proc.kill()
+                await self._proc.wait()
+        for server in self._servers:
+            server.close()
+        if self._log is not None:
+            self._log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A connection from the unit, made on to a service of this machine."""
+    try:
+        up_reader, up_writer = await asyncio.open_connection(*target)
+    except OSError:
+        writer.close()
+        return
+    await pipe_both(reader, writer, up_reader, up_writer)
