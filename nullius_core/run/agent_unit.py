@@ -8,6 +8,7 @@ route's calls are recorded before the unit is scored.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -23,6 +24,7 @@ from nullius_core.relay.server import Relay
 from nullius_core.run.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
 from nullius_core.run.backend import RouteOptions, UnitPlace
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.run.links import take_out
 from nullius_core.run.prepare import Prepared, fill
 
 # Why the last model call failed, as the run records it: outside the agent's rate.
@@ -143,6 +145,7 @@ async def converse(
     conversational = "agent.conversation/v1" in prepared.bench.standard.needs or bool(prepared.bench.standard.kit and prepared.bench.standard.kit.port == "agent.conversation/v1")
 
     async def next_turn(transcript: list[dict[str, str]]) -> str | None | tuple[str, str]:
+        await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")  # the driver may read the workspace
         request = {**base, "dir": str(place.workspace), "transcript": transcript}
         try:
             reply = await driver.call("turn", request, OP_SECONDS["turn"])

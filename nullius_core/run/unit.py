@@ -35,6 +35,7 @@ from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, pr
 from nullius_core.run import environments
 from nullius_core.run.backend import Backend, commit_setup
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.run.links import take_out
 from nullius_core.run.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
 from nullius_core.run.prepare import Prepared
 
@@ -200,6 +201,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         timings["agent_execution"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
         phase_start = utcnow()
         transcript = transcript or [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
+        if prepared.agent is not None:  # what the agent left is read by the driver here: no link leads it out
+            await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
         verified = await _verify(place, trial)
         score = await _call(
             driver,

@@ -8,9 +8,10 @@ import tarfile
 import time
 from pathlib import Path
 
+from nullius_core.run.links import noted
 from nullius_core.run.own_image import Steps, VerifyProblem
 
-OURS_IN_VERIFIER = {"test-stdout.txt", "stopped.txt", "egress.log"}  # the run's own records, never replaced by collected files
+OURS_IN_VERIFIER = {"test-stdout.txt", "stopped.txt", "egress.log", "links.txt"}  # the run's own records, never replaced by collected files
 
 
 def archive(source: Path, steps: Steps) -> bytes:
@@ -45,7 +46,11 @@ def archive(source: Path, steps: Steps) -> bytes:
 
 
 def extract(data: bytes, verifier_dir: Path) -> list[str]:
-    """The collected folder's files into verifier/, beside the run's own (which they never replace)."""
+    """The collected folder's files into verifier/, beside the run's own (which they never replace).
+
+    A link leading outside verifier/ is not made: its note is, listed in
+    verifier/links.txt, as the core does for the workspace.
+    """
     found = []
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         for member in tar.getmembers():
@@ -53,7 +58,13 @@ def extract(data: bytes, verifier_dir: Path) -> list[str]:
             if not parts or (len(parts) == 1 and parts[0] in OURS_IN_VERIFIER):
                 continue
             member.name = "/".join(parts)
-            tar.extract(member, verifier_dir, filter="data")
+            try:
+                tar.extract(member, verifier_dir, filter="data")
+            except tarfile.FilterError:
+                kind = "a symbolic link" if member.issym() else "a hard link" if member.islnk() else "an entry"
+                (verifier_dir / member.name).parent.mkdir(parents=True, exist_ok=True)
+                noted(verifier_dir / member.name, verifier_dir, kind, member.linkname or member.name, verifier_dir / "links.txt")
+                continue
             if member.isfile():
                 found.append(member.name)
     return sorted(found)

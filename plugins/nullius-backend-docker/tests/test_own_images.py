@@ -267,3 +267,28 @@ def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path)
         assert failed["exception_type"] == "EnvironmentSetupError"
         assert failed["exception_message"].startswith(f"the task's image {missing} could not be pulled (docker pull exit 1: ")
     subprocess.run(["docker", "rmi", digest], capture_output=True)
+
+
+def test_a_collected_link_leading_out_of_the_verifier_folder_is_noted_not_made(tmp_path):
+    """What `collect` copies out of a box is a tar of the container's folder: a link in it must not lead the driver out."""
+    import io
+    import tarfile
+
+    from nullius_backend_docker import boxfiles
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, kind, target in (("verifier/reward.txt", tarfile.REGTYPE, ""), ("verifier/leak", tarfile.SYMTYPE, "/etc/hostname"),
+                                   ("verifier/up", tarfile.SYMTYPE, "../../outside"), ("verifier/same", tarfile.SYMTYPE, "reward.txt")):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = kind, target
+            data = b"1\n" if kind == tarfile.REGTYPE else b""
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    verifier = tmp_path / "verifier"
+    verifier.mkdir()
+    assert boxfiles.extract(buffer.getvalue(), verifier) == ["reward.txt"]
+    assert (verifier / "same").is_symlink() and (verifier / "same").read_text() == "1\n"  # inside: kept
+    for name in ("leak", "up"):
+        assert not (verifier / name).is_symlink() and "taken out before the check" in (verifier / name).read_text()
+    assert sorted(line.split("\t")[0] for line in (verifier / "links.txt").read_text().splitlines()) == ["leak", "up"]
