@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +20,23 @@ KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 @pytest.fixture
 def env(nullius_env, tmp_path, fake_model):
-    return {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    return {**nullius_env, "NULLIUS_CATALOGUE": str(_catalogue(tmp_path)), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+
+
+def _catalogue(root: Path, turn_seconds: int | None = None) -> Path:
+    """A copy of the fixture catalogue, the scripted agent started by its absolute path
+    (its program lies outside its definition's folder, which {here} may not leave); a turn limit of its own."""
+    target = root / f"catalogue-{turn_seconds}"
+    if not target.exists():
+        shutil.copytree(CATALOGUE, target)
+        agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
+        agent["start"] = ["python3", str(AGENT)]
+        (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
+        if turn_seconds is not None:
+            standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
+            standard["limits"]["turn_seconds"] = turn_seconds
+            (target / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(standard))
+    return target
 
 
 def run_agent(env, fake_model, mode="ask", *extra):
@@ -109,22 +126,7 @@ def test_each_way_an_agent_fails_is_its_units_outcome(env, fake_model, tmp_path,
 
 def _hang(env, fake_model, extra):
     # a turn limit of its own: a copy of the fixture catalogue whose benchmark gives the agent 3 s
-    return run_agent({**env, "NULLIUS_CATALOGUE": str(_short_turns(Path(env["NULLIUS_JOBS_DIR"]).parent))}, fake_model, "hang", *extra)
-
-
-def _short_turns(root: Path) -> Path:
-    import shutil
-
-    target = root / "short"
-    if not target.exists():
-        shutil.copytree(CATALOGUE, target)
-        agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
-        agent["start"] = ["python3", str(AGENT)]
-        (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
-        standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
-        standard["limits"]["turn_seconds"] = 3
-        (target / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(standard))
-    return target
+    return run_agent({**env, "NULLIUS_CATALOGUE": str(_catalogue(Path(env["NULLIUS_JOBS_DIR"]).parent, turn_seconds=3))}, fake_model, "hang", *extra)
 
 
 def test_no_grandchild_survives_its_agent(env, fake_model, tmp_path):
