@@ -110,3 +110,25 @@ def test_two_versions_differing_only_in_their_commit_each_run_their_own_code(env
     made = [json.loads((d / ".nullius-installed").read_text()) for d in sorted(drivers.iterdir()) if d.is_dir()]
     assert sorted(m["upstream_commit"] for m in made) == sorted([env["FIRST"], env["SECOND"]])
     assert all(m["python"]["path"] and m["python"]["version"] for m in made)
+
+
+def test_a_python_on_path_that_does_not_run_is_passed_over(tmp_path, monkeypatch):
+    """A pyenv shim for a version that is not pyenv's global is on PATH and fails when run; pyenv's own copy is the one."""
+    import sys
+
+    from nullius_core.run.install import find_python
+
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    others = sorted({".".join(p.name.split(".")[:2]) for p in pyenv.glob("3.*")} - {f"{sys.version_info[0]}.{sys.version_info[1]}"})
+    if not others:
+        pytest.skip(f"no Python but this one under {pyenv}: nothing to find past a broken one")
+    version = others[0]
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    broken = shims / f"python{version}"
+    broken.write_text("#!/bin/sh\necho 'pyenv: command not found' >&2\nexit 127\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    found = find_python(version)
+    assert Path(found.path) != broken and Path(found.path).is_relative_to(pyenv)
+    assert found.version.startswith(version + ".")

@@ -5,10 +5,10 @@ other indexes, wheels checked by sha256, npm packages and the upstream
 project itself. The digest covers everything that makes the environment
 (`Makings`): that block, the upstream's commit when the project is
 installed from its clone, and the interpreters it is made with (the path
-and version of the Python `find_python` picks, of the node npm runs on). So
-a fork at another commit, a changed pin or another interpreter is a new
-environment, and an unchanged one is installed once. The installer is
-handed no variable named like a secret.
+and version of the Python `find_python` picks by running it, of the node
+npm runs on). So a fork at another commit, a changed pin or another
+interpreter is a new environment, and an unchanged one is installed once.
+The installer is handed no variable named like a secret.
 """
 
 from __future__ import annotations
@@ -64,15 +64,14 @@ class Makings:
                 commit = cloned_commit(upstream)
             except UpstreamError as exc:
                 raise InstallError(str(exc)) from None
-        python = None
-        if wants_python(install):
-            exe = find_python(install.python)
-            here = exe == Path(getattr(sys, "_base_executable", sys.executable))
-            python = Interpreter(str(exe), sys.version if here else _says([str(exe), "-c", "import sys; print(sys.version)"]))
+        python = find_python(install.python) if wants_python(install) else None
         node = None
-        if install.npm and shutil.which("node"):
+        if install.npm:
             exe = shutil.which("node")
-            node = Interpreter(str(exe), _says([str(exe), "--version"]))
+            said = _ask([exe, "--version"]) if exe else None
+            if said is None:
+                raise InstallError(f"the environment installs npm packages, but node {'is not on PATH' if exe is None else f'at {exe} does not run'}")
+            node = Interpreter(exe, said)
         return cls(install=install, upstream_commit=commit, python=python, node=node)
 
     def record(self) -> dict[str, Any]:
@@ -84,15 +83,13 @@ class Makings:
         }
 
 
-def _says(argv: list[str]) -> str:
-    """A program's own word on its version (a rebuilt interpreter at the same path says another)."""
+def _ask(argv: list[str]) -> str | None:
+    """What a program prints, or None when it does not run or fails."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=without_secrets(os.environ))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InstallError(f"{argv[0]} cannot say its version: {exc}") from None
-    if done.returncode != 0:
-        raise InstallError(f"{argv[0]} cannot say its version (exit {done.returncode}): {done.stderr.strip()[-300:]}")
-    return done.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def wants_python(install: Install) -> bool:
@@ -108,24 +105,30 @@ def env_dir(paths: Paths, key: str, makings: Makings, kind: str = "drivers") -> 
     return paths.standard_dir / kind / key / digest(makings)
 
 
-def find_python(version: str | None) -> Path:
-    """An interpreter of `version` (3.12, 3.11.7), never a virtual environment's."""
+def find_python(version: str | None) -> Interpreter:
+    """A Python of `version` (3.12, 3.11.7) that runs and says it is that version, never a virtual environment's.
+
+    Nullius's own base interpreter when it is that version (or none is asked
+    for), else `pythonX.Y` on PATH, else pyenv's `versions/`: the first that
+    answers. A pyenv shim for a version that is not pyenv's global is on
+    PATH all the same and fails when run, so being found is not enough.
+    """
     base = Path(getattr(sys, "_base_executable", sys.executable))
-    if version is None:
-        return base
-    here = ".".join(str(p) for p in sys.version_info[: len(version.split("."))])
-    if here == version:
-        return base
+    if version is None or _is_version(".".join(map(str, sys.version_info[:3])), version):
+        return Interpreter(str(base), sys.version)
     short = ".".join(version.split(".")[:2])
-    found = shutil.which(f"python{short}")
-    if found:
-        return Path(found)
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    for candidate in sorted(pyenv.glob(f"{version}*"), reverse=True):
-        exe = candidate / "bin" / f"python{short}"
-        if exe.exists():
-            return exe
+    candidates = [shutil.which(f"python{short}")] + [str(c / "bin" / f"python{short}") for c in sorted(pyenv.glob(f"{version}*"), reverse=True)]
+    for exe in candidates:
+        said = _ask([exe, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3]))); print(sys.version)"]) if exe else None
+        if said is not None and _is_version(said.split("\n", 1)[0], version):
+            return Interpreter(exe, said.split("\n", 1)[1] if "\n" in said else said)
     raise InstallError(f"the environment needs Python {version}, which this machine does not have (install it, e.g. with pyenv or uv python install {version})")
+
+
+def _is_version(full: str, wanted: str) -> bool:
+    """3.12.1 is 3.12 and 3.12.1, not 3.1 or 3.12.10."""
+    return full.split(".")[: len(wanted.split("."))] == wanted.split(".")
 
 
 def ensure(
