@@ -1,4 +1,4 @@
-"""A dataset fetched from a URL: only http(s), and nothing but the checked file is left in the cache, whatever happens.
+"""A dataset fetched: from a URL only http(s), from an upstream only its own files, and nothing but the checked file left in the cache.
 
 The URL is served by a real HTTP server on the loopback, in a thread of the test.
 """
@@ -105,3 +105,33 @@ def test_a_failed_download_leaves_nothing(nullius_env, tmp_path, server, where, 
     assert line.startswith("nullius: run refused: ") and said in line and url in line
     assert files_in(cache(env)) == []
     assert not (cache(env) / "arith").exists()
+
+
+def test_a_dataset_the_upstream_links_outside_its_clone_is_refused(nullius_env, tmp_path):
+    """A hostile upstream's data file is a link to this machine's file (here with the pinned content: still not the upstream's)."""
+    import os
+    import subprocess
+
+    outside = tmp_path / "outside" / "problems.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(PROBLEMS)
+    repo = tmp_path / "upstream"
+    (repo / "data").mkdir(parents=True)
+    (repo / "data" / "problems.jsonl").symlink_to(outside)
+    who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    for argv in (["init", "--quiet"], ["add", "-A"], ["commit", "--quiet", "-m", "data"]):
+        subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True, env={**os.environ, **who})
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    root = catalogue_with(tmp_path, "https://unused.invalid/x")
+    path = root / "benchmarks" / "arith" / "standard.json"
+    standard = json.loads(path.read_text())
+    standard["upstream"] = {"repository": str(repo), "tested": commit}
+    standard["datasets"]["test"] = {"path": "data/problems.jsonl", "sha256": hashlib.sha256(PROBLEMS).hexdigest(), "units": 5}
+    path.write_text(json.dumps(standard))
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(root)}
+    result = run_cli(["run", "arith", "oracle"], env)
+    assert result.code == 2, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"nullius: run refused: dataset arith/test: data/problems.jsonl in the upstream is {outside}, outside its clone; refused"
+    )
+    assert files_in(cache(env)) == []

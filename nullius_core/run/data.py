@@ -65,7 +65,7 @@ def reachable(paths: Paths, bench: str, name: str, dataset: Dataset, here: Path,
         return local
     if dataset.sha256 is not None and cached_path(paths, bench, name, dataset).is_file():
         return cached_path(paths, bench, name, dataset)
-    if clone is not None and dataset.path is not None and dataset.package is None and (clone / dataset.path).is_file():
+    if clone is not None and dataset.path is not None and dataset.package is None and inside(clone, clone / dataset.path):
         return clone / dataset.path
     return None
 
@@ -189,6 +189,8 @@ def _fetch(
             f"dataset {bench}/{name} is not in the cache and its upstream cannot be had ({exc}); {seed_hint(bench, name, dataset)}"
         ) from None
     source = clone / dataset.path
+    if not inside(clone, source):  # a link the upstream planted: its target is this machine's, not the upstream's
+        raise DataError(f"dataset {bench}/{name}: {dataset.path} in the upstream is {leads_to(source)}, outside its clone; refused")
     if not source.is_file():
         raise DataError(f"dataset {bench}/{name}: {dataset.path} is not in the upstream at its tested commit")
     return source
