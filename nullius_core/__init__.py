@@ -18,6 +18,11 @@ The public API a plugin may import:
   observers' payloads): what backend, runner and observer plugins implement or read;
 * ``nullius_core.run.own_image`` (``OwnUnit``, ``Steps``, ``Verify``, ``Verified``, ``Box``,
   ``NotRun``, ``VerifyProblem``): what a backend that runs tasks' own images reads and implements;
+* ``nullius_core.run.links`` (``noted``): a link a backend will not copy out of a container, noted as
+  the core notes the workspace's;
+* ``nullius_core.run.lifetime`` (``start_process``, ``end_process``, ``kill_process``) and
+  ``nullius_core.run.capped`` (``CappedLog``, ``CappedCopy``): how a backend or runner starts a
+  process of the run (it dies with the run) and keeps its stderr capped;
 * ``nullius_core.relay.api`` (``ModelApi``, ``Facts``, ``Usage``, ``Sent``) and
   ``nullius_core.relay.sse``: what a model-API adapter implements;
 * ``nullius_core.testing``: helpers for plugin authors' tests.

@@ -14,6 +14,7 @@ PUBLIC = (
     "nullius_core.definitions", "nullius_core.catalogue", "nullius_core.paths", "nullius_core.session",
     "nullius_core.run.agent", "nullius_core.run.backend", "nullius_core.run.driver", "nullius_core.run.events",
     "nullius_core.run.own_image", "nullius_core.relay.api", "nullius_core.relay.sse", "nullius_core.testing",
+    "nullius_core.run.lifetime", "nullius_core.run.capped", "nullius_core.run.links",
     # used by plugins all the same, as docs/plugins.md says
     "nullius_core.run.prepare", "nullius_core.jsonfast", "nullius_core.fsutil", "nullius_core.jobs.records",
 )

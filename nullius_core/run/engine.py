@@ -25,6 +25,7 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
+from nullius_core.run import lifetime
 from nullius_core.run.backend import RunContext
 from nullius_core.run.own_image import BoxLender
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
@@ -70,8 +71,13 @@ class Engine:
         # The drivers' working folder: scratch, outside the job, gone after the run.
         with tempfile.TemporaryDirectory(prefix="nullius-driver-") as scratch:
             try:
-                prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
-                return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
+                busy = lifetime.in_use(job.path) if resume is not None else None
+                if busy:
+                    raise RunRefused(busy)
+                # every process the run starts ends with it, however it ends
+                with lifetime.Lifetime.begin_run(job.path):
+                    prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
+                    return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])
                 raise
@@ -120,6 +126,7 @@ class Engine:
             if not resuming:
                 job.path.mkdir(parents=True, exist_ok=True)
                 job.write_config(config)
+            lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
             self.progress.attach(job.path / "progress.jsonl")
             todo = self._todo(job, work, retry_errors) if resuming else work
             job_id = config["standard"]["job_id"]

@@ -1,22 +1,24 @@
 """The standard's runner: a driver (or capability) process speaking JSON lines over stdio.
 
-One request line in, one reply line out. The process runs in its own process
-group, so that ending it ends whatever it started; its stderr is read all the
-time (never an unread pipe) and handed to the current unit's log.
+One request line in, one reply line out. The process starts as every
+process of a run does (`lifetime.start_process`: a session of its own, the
+run's marker), so that ending it ends whatever it started; its stderr is read
+all the time (never an unread pipe) and handed to the current unit's log,
+capped (its head and tail, `nullius_core.run.capped`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from nullius_core import hookimpl
 from nullius_core.plugins import RunnerRegistry, RunnerSpec
+from nullius_core.run.capped import CappedLog
 from nullius_core.run.driver import DriverError, DriverLaunch
+from nullius_core.run.lifetime import current, kill_process, start_process
 
 LINE_LIMIT = 64 * 1024 * 1024  # a reply may carry a whole transcript or file
 
@@ -25,7 +27,7 @@ class StdioDriver:
     def __init__(self, launch: DriverLaunch):
         self.launch = launch
         self._proc: asyncio.subprocess.Process | None = None
-        self._sink: Callable[[bytes], None] | None = None
+        self._log: CappedLog | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._dead: str | None = None
@@ -35,19 +37,21 @@ class StdioDriver:
         return self._dead is None and (self._proc is None or self._proc.returncode is None)
 
     def log_to(self, sink: Callable[[bytes], None] | None) -> None:
-        self._sink = sink
+        """Its stderr to `sink` from now on, capped per sink: the last sink gets its tail when the next is set."""
+        if self._log is not None:
+            self._log.close()
+        self._log = CappedLog(sink, what=f"the stderr of the {self.launch.label}") if sink is not None else None
 
     async def _start(self, op: str) -> asyncio.subprocess.Process:
         if self._proc is None:
             try:
-                self._proc = await asyncio.create_subprocess_exec(
+                self._proc = await start_process(
                     *self.launch.argv,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
                     env=dict(self.launch.env),
                     cwd=str(self.launch.cwd),
-                    start_new_session=True,
                     limit=LINE_LIMIT,
                 )
             except OSError as exc:
@@ -62,8 +66,8 @@ class StdioDriver:
             chunk = await proc.stderr.read(65536)
             if not chunk:
                 return
-            if self._sink is not None:
-                self._sink(chunk)
+            if self._log is not None:
+                self._log.write(chunk)
 
     async def call(self, op: str, request: Mapping[str, Any], timeout: float) -> dict[str, Any]:
         async with self._lock:
@@ -111,12 +115,11 @@ class StdioDriver:
     async def _kill(self, why: str) -> None:
         self._dead = why
         proc = self._proc
-        if proc is None or proc.returncode is not None:
+        if proc is None:
             return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_process(proc.pid)  # its group, and whatever left it carrying its marker
+        if proc.returncode is not None:
+            return
         try:
             await asyncio.wait_for(proc.wait(), 10)
         except asyncio.TimeoutError:
@@ -133,10 +136,8 @@ class StdioDriver:
                 pass
         # whatever the driver started dies with it
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_process(proc.pid)
+            current().forget(proc.pid)
             if proc.returncode is None:
                 try:
                     await asyncio.wait_for(proc.wait(), 10)
@@ -147,6 +148,7 @@ class StdioDriver:
                 await asyncio.wait_for(self._stderr_task, 2)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 self._stderr_task.cancel()
+        self.log_to(None)  # the last sink's tail, when it was cut
         self._dead = self._dead or "closed"
 
 

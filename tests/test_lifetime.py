@@ -1,0 +1,223 @@
+"""Nothing a run starts outlives it: a SIGKILLed run's agents, their children and escapees end; --resume checks; stderr capped."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from test_agent_runs import AGENT, KEY, run_agent, trials
+
+from nullius_core.testing import run_cli
+
+CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
+GONE_WITHIN = 30.0  # generous: the watcher ends them in well under a second
+
+
+@pytest.fixture
+def env(nullius_env, tmp_path, fake_model):
+    return {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue(tmp_path)), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+
+
+def catalogue(root: Path, turn_seconds: int | None = None) -> Path:
+    """A copy of the fixture catalogue, the scripted agent started by its absolute path; a benchmark's turn limit of its own."""
+    target = root / f"catalogue-{turn_seconds}"
+    if not target.exists():
+        shutil.copytree(CATALOGUE, target)
+        agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
+        agent["start"] = ["python3", str(AGENT)]
+        (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
+        if turn_seconds is not None:
+            standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
+            standard["limits"]["turn_seconds"] = turn_seconds
+            (target / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(standard))
+    return target
+
+
+def _stat(pid: int) -> tuple[int, str, int] | None:
+    """(ppid, state, start time) of a process, None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return int(fields[1]), fields[0], int(fields[19])
+
+
+def identity(pids) -> dict[int, int]:
+    """pid -> start time, so that a reused pid is not taken for the same process."""
+    out = {}
+    for pid in pids:
+        stat = _stat(pid)
+        if stat is not None:
+            out[pid] = stat[2]
+    return out
+
+
+def living(known: dict[int, int]) -> list[str]:
+    out = []
+    for pid, start in known.items():
+        stat = _stat(pid)
+        if stat is not None and stat[1] != "Z" and stat[2] == start:
+            out.append(f"{pid} {Path(f'/proc/{pid}/cmdline').read_bytes().replace(bytes(1), b' ').decode(errors='replace').strip()}")
+    return out
+
+
+def descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _stat(int(entry))
+            if stat is not None:
+                children.setdefault(stat[0], []).append(int(entry))
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def wait_for(predicate, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds:g} s: {what}")
+
+
+def orphan_files(job: Path) -> list[Path]:
+    return sorted(job.glob("*/.work/workspace/orphans.txt"))
+
+
+def test_a_killed_run_leaves_no_process_behind(env, fake_model, tmp_path):
+    args = [sys.executable, "-m", "nullius_core", "run", "faulty", "scripted", "--model", "fake-1", "--provider", "openai-compatible",
+            "--base-url", fake_model.openai_base_url, "--unsandboxed", "--option", "mode=orphans", "--limit", "2", "-j", "2", "--job-name", "k"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = tmp_path / "jobs" / "k"
+    try:
+        files = wait_for(lambda: len(orphan_files(job)) == 2 and orphan_files(job), 120, "both agents wrote orphans.txt")
+        left = [int(p) for f in files for p in f.read_text().split()]
+        known = identity(descendants(proc.pid) | set(left))  # drivers, agents, their children, and the escapees
+    finally:
+        proc.kill()  # no handler runs: as if the machine died
+        proc.wait(timeout=30)
+    assert len(left) == 8 and set(left) <= set(known)
+    assert len(known) >= 10  # the two drivers too
+    deadline = time.monotonic() + GONE_WITHIN
+    while living(known) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert living(known) == []
+
+
+def test_a_run_ends_what_its_agent_left_out_of_its_group_too(env, fake_model, tmp_path):
+    short = {**env, "NULLIUS_CATALOGUE": str(catalogue(tmp_path, turn_seconds=3))}  # the agent times out
+    result = run_agent(short, fake_model, "orphans", "--limit", "1", "--job-name", "o")
+    assert result.code == 0, result.output
+    job = tmp_path / "jobs" / "o"
+    left = [int(p) for p in (job / "u0000" / ".work" / "workspace" / "orphans.txt").read_text().split()]
+    assert len(left) == 4
+    assert [pid for pid in left if _stat(pid) is not None and _stat(pid)[1] != "Z"] == []  # gone when the command returns
+    trial = trials(job)["u0000"]
+    assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
+    killed = " ".join(trial["standard"]["agent"]["killed_at_end"])
+    for pid in left[1:]:  # each sleep: in the group, in a session of its own, out of the tree
+        assert re.search(rf"\b{pid} sleep\b", killed), killed
+
+
+def test_resume_refuses_while_a_process_of_the_killed_run_lives_in_the_job(env, tmp_path):
+    args = [sys.executable, "-m", "nullius_core", "run", "faulty", "oracle", "--bench-option", "mode=slow",
+            "--bench-option", "delay=0.3", "-j", "2", "--job-name", "r9", "--jobs-dir", str(tmp_path)]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = tmp_path / "r9"
+    try:
+        wait_for(lambda: len(list(job.glob("*/result.json"))) >= 3, 60, "three trials finished")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    runs = [json.loads(line) for line in (job / ".work" / "runs.jsonl").read_text().splitlines()]
+    marker = runs[0]["marker"]
+    trial = sorted(p.parent for p in job.glob("*/result.json"))[0]
+    # what an orphan of the killed run would be: in a trial's folder, writing a trial's file, carrying the run's marker
+    planted = [
+        subprocess.Popen(["sleep", "600"], cwd=trial / ".work" / "workspace"),
+        subprocess.Popen(["python3", "-c", "import sys, time; f = open(sys.argv[1], 'ab'); time.sleep(600)", str(trial / "trial.log")], cwd="/"),
+        subprocess.Popen(["sleep", "600"], cwd="/", env={"PATH": os.environ["PATH"], "NULLIUS_RUN": marker + "/7"}),
+    ]
+    try:
+        wait_for(lambda: all(Path(f"/proc/{p.pid}/fd").exists() for p in planted) and _opened(planted[1].pid, trial / "trial.log"), 30,
+                 "the planted processes started")
+        before = _listing(job)
+        refused = run_cli(["run", "--resume", str(job)], env)
+        assert refused.code == 2, refused.output
+        assert "Traceback" not in refused.output
+        lines = [line for line in refused.stderr.splitlines() if line.startswith("nullius:")]
+        assert len(lines) == 1, refused.stderr
+        for p in planted:
+            assert re.search(rf"\b{p.pid}\b", lines[0]), lines[0]
+        assert _listing(job) == before  # nothing moved aside, nothing written
+    finally:
+        for p in planted:
+            p.kill()
+            p.wait(timeout=10)
+    resumed = run_cli(["run", "--resume", str(job)], env)
+    assert resumed.code == 0, resumed.output
+    finished = json.loads((job / "result.json").read_text())
+    assert finished["standard"]["state"] == "finished" and finished["standard"]["passed"] == 12
+
+
+def _opened(pid: int, path: Path) -> bool:
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def _listing(job: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(job)): (p.stat().st_size, p.stat().st_mtime_ns) for p in job.rglob("*") if p.is_file()}
+
+
+def test_an_agents_stderr_of_many_mib_is_kept_as_head_and_tail(env, fake_model, tmp_path):
+    fake_model.use({"default": {"text": "alpha"}})
+    result = run_agent(env, fake_model, "loud", "--limit", "1", "--job-name", "l")
+    assert result.code == 0, result.output
+    assert trials(tmp_path / "jobs" / "l")["u0000"]["standard"]["outcome"] == "passed"
+    kept = (tmp_path / "jobs" / "l" / "u0000" / "agent" / "stderr.txt").read_bytes()
+    written = len("stderr begins\n") + (24 * 1024 - 2) * 1024 + len("stderr ends\n")
+    assert len(kept) < 3 * 1024 * 1024
+    assert kept.startswith(b"stderr begins\nxxx") and kept.endswith(b"xxx\nstderr ends\n")
+    notes = re.findall(rb"^\[nullius\] .*$", kept, re.M)
+    said = [int(n) for note in notes for n in re.findall(rb"(\d+) bytes", note)]
+    body = len(kept) - sum(len(n) + 1 for n in notes)
+    assert written - body in said, notes  # the line says exactly how much was cut
+
+
+def test_a_drivers_stderr_of_many_mib_is_kept_as_head_and_tail_in_the_trials_log(env, tmp_path):
+    root = catalogue(tmp_path)
+    driver = root / "benchmarks" / "faulty" / "driver.py"
+    source = driver.read_text()
+    flood = ('    if op == "setup" and unit == "u0000":\n'
+             '        sys.stderr.write(("z" * 1023 + "\\n") * (24 * 1024))\n'
+             '        sys.stderr.flush()\n')
+    assert '    if op == "setup":\n' in source
+    driver.write_text(source.replace('    if op == "setup":\n', flood + '    if op == "setup":\n', 1))
+    result = run_cli(["run", "faulty", "oracle", "--limit", "2", "--job-name", "d", "--jobs-dir", str(tmp_path / "jobs")], env)
+    assert result.code == 0, result.output
+    job = tmp_path / "jobs" / "d"
+    assert {k: v["standard"]["outcome"] for k, v in trials(job).items()} == {"u0000": "passed", "u0001": "passed"}
+    kept = (job / "u0000" / "trial.log").read_bytes()
+    assert len(kept) < 3 * 1024 * 1024
+    assert kept.startswith(b"driver op=setup unit=u0000") and b"zzz\n" in kept
+    assert re.search(rb"^driver op=score unit=u0000 .*\n\Z", kept.splitlines(keepends=True)[-1], re.M)  # the tail: what came last
+    note = re.findall(rb"^\[nullius\] (\d+) bytes of the stderr of the driver of faulty cut", kept, re.M)
+    assert len(note) == 1 and int(note[0]) > 20 * 1024 * 1024
+    assert b"zzz" not in (job / "u0001" / "trial.log").read_bytes()  # the next trial's log starts afresh
