@@ -24,13 +24,14 @@ def env(nullius_env, tmp_path, fake_model):
 
 
 def _catalogue(root: Path, turn_seconds: int | None = None) -> Path:
-    """A copy of the fixture catalogue, the scripted agent started by its absolute path
-    (its program lies outside its definition's folder, which {here} may not leave); a turn limit of its own."""
+    """A copy of the fixture catalogue, the scripted agent's program copied into its folder
+    (the fixture's lies outside it, which {here} may not leave); a turn limit of its own."""
     target = root / f"catalogue-{turn_seconds}"
     if not target.exists():
         shutil.copytree(CATALOGUE, target)
+        shutil.copy(AGENT, target / "agents" / "scripted" / AGENT.name)
         agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
-        agent["start"] = ["python3", str(AGENT)]
+        agent["start"] = ["python3", "{here}/" + AGENT.name]
         (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
         if turn_seconds is not None:
             standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
