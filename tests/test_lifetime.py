@@ -5,40 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from test_agent_runs import AGENT, KEY, run_agent, trials
+from test_agent_runs import KEY, _catalogue as catalogue, run_agent, trials
 
 from nullius_core.testing import run_cli
 
-CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
 GONE_WITHIN = 30.0  # generous: the watcher ends them in well under a second
 
 
 @pytest.fixture
 def env(nullius_env, tmp_path, fake_model):
     return {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue(tmp_path)), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
-
-
-def catalogue(root: Path, turn_seconds: int | None = None) -> Path:
-    """A copy of the fixture catalogue, the scripted agent started by its absolute path; a benchmark's turn limit of its own."""
-    target = root / f"catalogue-{turn_seconds}"
-    if not target.exists():
-        shutil.copytree(CATALOGUE, target)
-        agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
-        agent["start"] = ["python3", str(AGENT)]
-        (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
-        if turn_seconds is not None:
-            standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
-            standard["limits"]["turn_seconds"] = turn_seconds
-            (target / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(standard))
-    return target
 
 
 def _stat(pid: int) -> tuple[int, str, int] | None:
@@ -146,12 +128,14 @@ def test_resume_refuses_while_a_process_of_the_killed_run_lives_in_the_job(env, 
         proc.wait(timeout=30)
     runs = [json.loads(line) for line in (job / ".work" / "runs.jsonl").read_text().splitlines()]
     marker = runs[0]["marker"]
+    watcher = identity([runs[0]["watcher"]])
+    wait_for(lambda: not living(watcher), 60, "the killed run's watcher ended its sweep")  # it would end what is planted next
     trial = sorted(p.parent for p in job.glob("*/result.json"))[0]
     # what an orphan of the killed run would be: in a trial's folder, writing a trial's file, carrying the run's marker
     planted = [
-        subprocess.Popen(["sleep", "600"], cwd=trial / ".work" / "workspace"),
-        subprocess.Popen(["python3", "-c", "import sys, time; f = open(sys.argv[1], 'ab'); time.sleep(600)", str(trial / "trial.log")], cwd="/"),
-        subprocess.Popen(["sleep", "600"], cwd="/", env={"PATH": os.environ["PATH"], "NULLIUS_RUN": marker + "/7"}),
+        subprocess.Popen(["sleep", "604"], cwd=trial / ".work" / "workspace"),
+        subprocess.Popen(["python3", "-c", "import sys, time; f = open(sys.argv[1], 'ab'); time.sleep(604)", str(trial / "trial.log")], cwd="/"),
+        subprocess.Popen(["sleep", "604"], cwd="/", env={"PATH": os.environ["PATH"], "NULLIUS_RUN": marker + "/7"}),
     ]
     try:
         wait_for(lambda: all(Path(f"/proc/{p.pid}/fd").exists() for p in planted) and _opened(planted[1].pid, trial / "trial.log"), 30,

@@ -45,7 +45,7 @@ from nullius_core.jobs.records import iso, utcnow
 from nullius_core.run import proctable
 from nullius_core.run.secrets import without_secrets
 
-MARKER = "NULLIUS_RUN"
+MARKER = proctable.MARKER
 RUNS = Path(".work") / "runs.jsonl"  # in the job: each run of it (pid, watcher, marker), and what a watcher swept
 GRACE = 3.0  # seconds between TERM and KILL at a launch's end
 WATCHER_WAIT = 30.0  # seconds a run's end waits for its watcher's sweep (and --resume for an earlier run's)
@@ -105,9 +105,11 @@ class Lifetime:
     def marker(self) -> str:
         return f"{self.token}/{next(self._count)}"
 
-    def launched(self, pid: int, marker: str) -> None:
-        self._launches[pid] = (marker, proctable.start_of(pid) or self.begin)
-        self._tell({"group": pid})
+    def launched(self, pid: int, marker: str, floor: int) -> None:
+        """`floor`: a time before the launch, for one already gone (and reaped) before its start could be read."""
+        start = proctable.start_of(pid) or floor
+        self._launches[pid] = (marker, start)
+        self._tell({"group": pid, "start": start})
 
     def identity(self, pid: int) -> tuple[str | None, int]:
         """A launch's marker and its start time; no marker for a process not started here."""
@@ -171,8 +173,9 @@ async def start_process(*argv: str, env: Mapping[str, str] | None = None, **opti
     marker = life.marker()
     options.pop("start_new_session", None)
     full = {**(os.environ if env is None else env), MARKER: marker}
+    floor = now_ticks() - 1
     proc = await asyncio.create_subprocess_exec(*argv, env=full, start_new_session=True, **options)
-    life.launched(proc.pid, marker)
+    life.launched(proc.pid, marker, floor)
     return proc
 
 
@@ -192,10 +195,17 @@ def _members(table: proctable.Table, pid: int, marker: str | None, start: int) -
     return proctable.closure(table, roots)
 
 
-def kill_process(pid: int, table: proctable.Table | None = None) -> list[str]:
-    """Kill at once every process of the launch `pid` (frozen first, so none starts another); their labels."""
-    marker, start = current().identity(pid)
-    return proctable.freeze_and_kill(lambda t: _members(t, pid, marker, start), table)
+def _groups(proc: asyncio.subprocess.Process, marker: str | None, start: int, table: proctable.Table) -> tuple[int, ...]:
+    if marker is None:
+        return ()
+    return (proc.pid,) if proctable.held_group(proc.pid, start, lambda pid: proctable.environ_value(pid, MARKER) == marker, table) else ()
+
+
+def kill_process(proc: asyncio.subprocess.Process, table: proctable.Table | None = None) -> list[str]:
+    """Kill at once every process of the launch (frozen first, so none starts another); their labels."""
+    marker, start = current().identity(proc.pid)
+    table = proctable.snapshot() if table is None else table
+    return proctable.freeze_and_kill(lambda t: _members(t, proc.pid, marker, start), table, _groups(proc, marker, start, table))
 
 
 async def end_process(proc: asyncio.subprocess.Process, grace: float = GRACE) -> list[str]:
@@ -204,22 +214,19 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float = GRACE) ->
     marker, start = life.identity(proc.pid)
     if proc.stdin is not None and not proc.stdin.is_closing():
         proc.stdin.close()
-    killed: list[str] = []
     table = proctable.snapshot()
     members = _members(table, proc.pid, marker, start)
-    if members:  # none alive: none can start another, nothing to end
-        # one by one, not killpg: a group id may have been reused by another's group once this one emptied
-        proctable.signal_each(members, signal.SIGTERM)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        pause = 0.005
-        while members and loop.time() < deadline:
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.05)
-            table = proctable.snapshot()
-            members = _members(table, proc.pid, marker, start)
-        if members:
-            killed = kill_process(proc.pid, table)
+    proctable.signal_groups(_groups(proc, marker, start, table), signal.SIGTERM)
+    proctable.signal_each(members, signal.SIGTERM)  # those that left the group too
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    pause = 0.005
+    while members and loop.time() < deadline:
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.05)
+        table = proctable.snapshot()
+        members = _members(table, proc.pid, marker, start)
+    killed = kill_process(proc, table)  # looks again until sure: a listing of /proc can miss a process for a moment
     try:
         await asyncio.wait_for(proc.wait(), 5)
     except asyncio.TimeoutError:

@@ -32,9 +32,8 @@ from pathlib import Path
 import attrs
 
 from nullius_core.fsutil import append_line
-from nullius_core.run.proctable import Table, closure, environ_value, freeze_and_kill, gone, snapshot
+from nullius_core.run.proctable import MARKER, Table, closure, environ_value, freeze_and_kill, gone, held_group, snapshot
 
-MARKER = "NULLIUS_RUN"  # as lifetime.MARKER (not imported: the watcher starts light)
 LOOK = 0.5  # seconds between looks at the run's tree while it lives
 GONE_WAIT = 5.0  # seconds the killed get to be gone before the watcher ends
 
@@ -45,13 +44,13 @@ class Watch:
     prefix: str  # "TOKEN/": how every launch's marker (NULLIUS_RUN) starts
     begin: int
     me: int = attrs.field(factory=os.getpid)
-    groups: set[int] = attrs.field(factory=set)
+    groups: dict[int, int] = attrs.field(factory=dict)  # pgid -> its leader's start time
     seen: dict[int, int] = attrs.field(factory=dict)  # pid -> start time
     record: Path | None = None
 
     def hear(self, message: dict[str, object]) -> None:
-        if isinstance(message.get("group"), int):
-            self.groups.add(message["group"])  # type: ignore[arg-type]
+        if isinstance(message.get("group"), int) and isinstance(message.get("start"), int):
+            self.groups[message["group"]] = message["start"]  # type: ignore[index]
         if isinstance(message.get("record"), str):
             self.record = Path(message["record"])  # type: ignore[arg-type]
 
@@ -66,18 +65,23 @@ class Watch:
         for pid in young:
             if table[pid].pgid in self.groups or environ:
                 carried = environ_value(pid, MARKER)
-                ours = carried is not None and carried.startswith(self.prefix)
-                if ours or (carried is None and table[pid].pgid in self.groups):
+                if (carried is not None and carried.startswith(self.prefix)) or (carried is None and table[pid].pgid in self.groups):
                     roots.add(pid)
         return {pid for pid in closure(table, roots) if pid in young and pid not in (self.me, self.run_pid)}
+
+    def ours(self, pid: int) -> bool:
+        marker = environ_value(pid, MARKER)
+        return marker is not None and marker.startswith(self.prefix)
 
     def look(self) -> None:
         table = snapshot()
         self.seen = {pid: table[pid].start for pid in self.members(table, environ=False)}
-        self.groups = {g for g in self.groups if any(p.pgid == g and not p.dead for p in table.values())}
+        self.groups = {g: start for g, start in self.groups.items() if held_group(g, start, self.ours, table)}
 
     def sweep(self) -> list[str]:
-        killed = freeze_and_kill(lambda table: self.members(table, environ=True))
+        table = snapshot()
+        held = [g for g, start in self.groups.items() if held_group(g, start, self.ours, table)]
+        killed = freeze_and_kill(lambda t: self.members(t, environ=True), table, held)
         pids = [int(label.split()[0]) for label in killed]
         deadline = time.monotonic() + GONE_WAIT
         while not gone(pids) and time.monotonic() < deadline:
