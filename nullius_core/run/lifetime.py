@@ -1,6 +1,6 @@
 """Process lifetime: every process a run starts carries the run's marker, and none outlives the run.
 
-A run (`Lifetime.begin`, in `Engine.run`) starts a watcher (`watcher.py`),
+A run (`Lifetime.begin_run`, in `Engine.run`) starts a watcher (`watcher.py`),
 a small process of its own that notices the run's end (a pipe's EOF: a
 SIGKILLed run cannot clean up after itself) and then ends every process of
 the run. Why a watcher: `PR_SET_PDEATHSIG` fires when the thread that forked
@@ -79,6 +79,10 @@ class Lifetime:
     @classmethod
     def begin_run(cls, job_dir: Path) -> Lifetime:
         """A run's lifetime, its watcher started: use it as a context manager around the whole run."""
+        if not os.path.exists("/proc/self/stat"):
+            from nullius_core.run.prepare import RunRefused  # here: prepare is heavy, and the runners import this module
+
+            raise RunRefused("a run needs /proc (Linux) to end every process it starts with it; this machine has none")
         life = cls(token=f"{job_token(job_dir)}.{secrets.token_hex(4)}", begin=now_ticks() - 1)
         read, write = os.pipe()  # neither end is inherited by anything else the run starts
         try:
@@ -227,6 +231,10 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float = GRACE) ->
         table = proctable.snapshot()
         members = _members(table, proc.pid, marker, start)
     killed = kill_process(proc, table)  # looks again until sure: a listing of /proc can miss a process for a moment
+    pids = [int(label.split()[0]) for label in killed]
+    deadline = loop.time() + 5  # the killed gone (a zombie at most) before the unit goes on
+    while pids and not proctable.gone(pids) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
     try:
         await asyncio.wait_for(proc.wait(), 5)
     except asyncio.TimeoutError:

@@ -1,13 +1,15 @@
 """The run's watcher: a small process that ends every process of the run once the run is gone, however it went.
 
 `python -m nullius_core.run.watcher RUN_PID TOKEN BEGIN`, started by the
-run (`lifetime.Lifetime.begin`) in a session of its own, its stdin a pipe
+run (`lifetime.Lifetime.begin_run`) in a session of its own, its stdin a pipe
 whose other end only the run holds. A SIGKILLed run cannot clean up after
 itself; the pipe's end (EOF) is how its death is noticed, and a run that
 ends well closes the pipe too. Then every process of the run is stopped,
 then killed:
 
-- every process in a group the run announced (`{"group": PGID}` lines);
+- every process in a group the run announced (`{"group": PGID, "start":
+  TICKS}` lines), the group also signalled whole while its id is surely
+  the run's (its leader, or a member carrying the marker, still there);
 - every process whose environment carries the run's marker
   (`NULLIUS_RUN=TOKEN/...`, set on each launch);
 - every process seen in the run's tree while it lived (looked at every
@@ -16,7 +18,8 @@ then killed:
   clock ticks after boot: an older process is never the run's).
 
 What escapes: a process that leaves the run's tree and its groups and
-drops the marker from its environment, all before the next look.
+drops the marker from its environment, all before the next look. A listing
+of /proc can miss a process for a moment; `freeze_and_kill` looks again.
 """
 
 from __future__ import annotations
