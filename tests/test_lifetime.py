@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -205,3 +206,19 @@ def test_a_drivers_stderr_of_many_mib_is_kept_as_head_and_tail_in_the_trials_log
     note = re.findall(rb"^\[nullius\] (\d+) bytes of the stderr of the driver of faulty cut", kept, re.M)
     assert len(note) == 1 and int(note[0]) > 20 * 1024 * 1024
     assert b"zzz" not in (job / "u0001" / "trial.log").read_bytes()  # the next trial's log starts afresh
+
+
+def test_resume_refuses_a_job_whose_run_is_still_going(env, tmp_path):
+    args = [sys.executable, "-m", "nullius_core", "run", "faulty", "oracle", "--bench-option", "mode=slow",
+            "--bench-option", "delay=0.5", "--job-name", "live", "--jobs-dir", str(tmp_path)]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = tmp_path / "live"
+    try:
+        wait_for(lambda: list(job.glob("*/result.json")), 60, "a first trial finished")
+        refused = run_cli(["run", "--resume", str(job)], env)
+        assert refused.code == 2, refused.output
+        assert f"is being run by pid {proc.pid}" in refused.stderr and "Traceback" not in refused.output
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    assert proc.returncode == 130  # the running one was left alone, and cancelled as asked
