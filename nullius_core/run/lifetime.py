@@ -206,7 +206,10 @@ def _groups(proc: asyncio.subprocess.Process, marker: str | None, start: int, ta
 
 
 def kill_process(proc: asyncio.subprocess.Process, table: proctable.Table | None = None) -> list[str]:
-    """Kill at once every process of the launch (frozen first, so none starts another); their labels."""
+    """Kill at once every process of the launch (frozen first, so none starts another); their labels.
+
+    It blocks for a few ms (/proc read, looked at again): from a loop, call it through `asyncio.to_thread`.
+    """
     marker, start = current().identity(proc.pid)
     table = proctable.snapshot() if table is None else table
     return proctable.freeze_and_kill(lambda t: _members(t, proc.pid, marker, start), table, _groups(proc, marker, start, table))
@@ -230,7 +233,8 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float = GRACE) ->
         pause = min(pause * 2, 0.05)
         table = proctable.snapshot()
         members = _members(table, proc.pid, marker, start)
-    killed = kill_process(proc, table)  # looks again until sure: a listing of /proc can miss a process for a moment
+    # it looks again until sure (a listing of /proc can miss a process for a moment): off the loop, which the relay shares
+    killed = await asyncio.to_thread(kill_process, proc, table)
     pids = [int(label.split()[0]) for label in killed]
     deadline = loop.time() + 5  # the killed gone (a zombie at most) before the unit goes on
     while pids and not proctable.gone(pids) and loop.time() < deadline:

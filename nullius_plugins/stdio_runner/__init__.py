@@ -117,7 +117,7 @@ class StdioDriver:
         proc = self._proc
         if proc is None:
             return
-        kill_process(proc)  # its group, and whatever left it carrying its marker
+        await asyncio.to_thread(kill_process, proc)  # its group, and whatever left it carrying its marker
         if proc.returncode is not None:
             return
         try:
@@ -136,7 +136,7 @@ class StdioDriver:
                 pass
         # whatever the driver started dies with it
         if proc is not None:
-            kill_process(proc)
+            await asyncio.to_thread(kill_process, proc)
             current().forget(proc.pid)
             if proc.returncode is None:
                 try:
