@@ -48,7 +48,11 @@ def living(known: dict[int, int]) -> list[str]:
     for pid, start in known.items():
         stat = _stat(pid)
         if stat is not None and stat[1] != "Z" and stat[2] == start:
-            out.append(f"{pid} {Path(f'/proc/{pid}/cmdline').read_bytes().replace(bytes(1), b' ').decode(errors='replace').strip()}")
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(bytes(1), b" ").decode(errors="replace").strip()
+            except OSError:
+                command = "(gone while named)"
+            out.append(f"{pid} {command}")
     return out
 
 
