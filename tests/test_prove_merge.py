@@ -168,16 +168,34 @@ def test_prove_refuses_a_job_that_is_not_one_before_it_runs_anything(env, catalo
     assert not Path(env["NULLIUS_JOBS_DIR"]).exists()
 
 
-def test_prove_that_breaks_exits_3_never_1(env, catalogue):
+def test_a_job_whose_record_has_no_reward_fails_its_check_and_proves_nothing(env, catalogue):
     ran = run_cli(["run", "faulty", "nop", "--limit", "2", "--job-name", "n"], env)
     assert ran.code == 0, ran.output
     job = Path(env["NULLIUS_JOBS_DIR"]) / "n"
     trial = job / "u0000" / "result.json"
     result = json.loads(trial.read_text())
-    result["verifier_result"] = {}  # a trial record prove cannot read: it breaks, no check fails
+    result["verifier_result"] = {}  # a trial record without its reward
     trial.write_text(json.dumps(result))
-    broke = run_cli(["prove", "faulty", "--limit", "2", "--job", f"nop={job}"], env)
-    assert broke.code == 3, broke.output
-    assert "Traceback" in broke.stderr
+    failed = run_cli(["prove", "faulty", "--limit", "2", "--job", f"nop={job}", "--json"], env)
+    assert failed.code == 1, failed.output
+    assert "Traceback" not in failed.stderr
+    nop = json.loads(failed.stdout)["test"]["nop"]
+    assert nop["ok"] is False and "u0000's record has no reward and no error" in nop["problems"]
+
+
+def test_prove_that_breaks_exits_3_never_1(env, catalogue, monkeypatch):
+    """A bug of Nullius's own under prove: the traceback and exit 3, never the 1 of a failed check."""
+    from click.testing import CliRunner
+
+    from nullius_core.cli.main import cli
+    from nullius_core.run import prove
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(prove, "prove", broken)
+    broke = CliRunner().invoke(cli, ["prove", "faulty", "--limit", "2"], env=env)
+    assert broke.exit_code == 3, broke.output
+    assert "RuntimeError: a bug of ours" in broke.stderr
     assert broke.stderr.splitlines()[-1] == "nullius: prove broke (the traceback above is Nullius's own error); exit 3, not 1: no check failed"
     assert "failed" not in proven(catalogue).get("test", {})

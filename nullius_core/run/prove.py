@@ -200,7 +200,10 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         if result.get("exception_info") is not None:
             errors += 1
             continue
-        reward = float(result["verifier_result"]["rewards"]["reward"])
+        reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+            problems.append(f"{trial.name}'s record has no reward and no error")  # a job's record, not a proof
+            continue
         total += reward
         passed += 1 if own.get("passed") else 0
     value = (passed / n if kind == "pass" else total / n) if n else 0.0
