@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nullius_core.run.lifetime import start_process
 from nullius_core.run.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
 
 from nullius_backend_docker import boxfiles, dockercli
@@ -204,7 +205,7 @@ class DockerBox:
         """`argv` in the working directory; its stdout and stderr to `out_path`. (exit, timed out): a timed-out one is stopped."""
         flags, cli_env = dockercli.by_name(env)
         with open(out_path, "wb") as out:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await start_process(
                 dockercli.docker_binary(), "exec", "-w", self.workdir, *flags, self.name, *argv,
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT, env=cli_env,
             )
@@ -231,7 +232,7 @@ class DockerBox:
         """The check's proxy, on the default bridge, listening on the door's egress socket; ready when it says so."""
         log.touch()
         name = f"{self.name}-egress"
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_process(
             dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", "bridge",
             "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
             "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",

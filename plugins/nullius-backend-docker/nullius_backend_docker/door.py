@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 import attrs
+from nullius_core.run.lifetime import start_process
 
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
@@ -103,13 +104,14 @@ class UnitDoor:
                 mappings.append(f"{address}:{licence.port}=licence-{i}")
             self.log.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log, "ab")  # noqa: SIM115 - closed in close()
-            self._proc = await asyncio.create_subprocess_exec(
+            # a process of the run: when the run dies, its watcher ends the client, and the door's stdin closes
+            self._proc = await start_process(
                 dockercli.docker_binary(), "run", "-i", "--rm", "--name", self.name, *self.labels, "--network", "none",
                 *self.options, "--read-only", *hosts, "--volume", f"{self.folder}:/sockets:ro",
                 "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.image,
                 "python3", "/opt/nullius-door/forward.py", "/sockets", *mappings,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log,
-                env=dockercli.client_env(None), start_new_session=True,
+                env=dockercli.client_env(None),
             )
             assert self._proc.stdout is not None
             try:

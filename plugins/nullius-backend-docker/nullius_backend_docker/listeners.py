@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nullius_core.run.agent import McpServerEntry
+from nullius_core.run.lifetime import end_process, start_process
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -65,9 +64,9 @@ class McpListeners:
             err.write(f"[nullius] MCP server {entry.name!r} started for a connection through the door\n".encode())
             err.flush()
             try:
-                proc = await asyncio.create_subprocess_exec(
+                proc = await start_process(
                     entry.command, *entry.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=err, env={**self.env, **entry.env}, start_new_session=True,
+                    stderr=err, env={**self.env, **entry.env},
                 )
             except OSError as exc:
                 err.write(f"[nullius] MCP server {entry.name!r} could not start: {exc}\n".encode())
@@ -79,26 +78,13 @@ class McpListeners:
             await asyncio.gather(_pipe(reader, proc.stdin), _pipe(proc.stdout, writer))  # type: ignore[arg-type]
         finally:
             writer.close()
-            await _end(proc)
+            await end_process(proc)
             self._procs.discard(proc)
 
     async def close(self) -> None:
         for server in self._servers:
             server.close()
         for proc in list(self._procs):
-            await _end(proc)
+            await end_process(proc)
         for task in list(self._tasks):
             task.cancel()
-
-
-async def _end(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), 3)
-    except asyncio.TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()

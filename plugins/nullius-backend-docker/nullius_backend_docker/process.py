@@ -16,7 +16,10 @@ import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from nullius_core.run.capped import CappedCopy, CappedLog
+from nullius_core.run.lifetime import start_process
 
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
@@ -26,9 +29,9 @@ GRACE = 3.0
 
 
 class _Attached:
-    """A docker client attached to what runs inside: its stdio is the agent's, its stderr the trial's agent/stderr.txt."""
+    """A docker client attached to what runs inside: its stdio is the agent's, its stderr the trial's agent/stderr.txt (capped)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, stderr: IO[bytes]):
+    def __init__(self, proc: asyncio.subprocess.Process, stderr: CappedCopy):
         self._proc = proc
         self._stderr = stderr
         assert proc.stdin is not None and proc.stdout is not None
@@ -37,18 +40,19 @@ class _Attached:
         self.pid = proc.pid
 
     @staticmethod
-    async def _attach(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> tuple[asyncio.subprocess.Process, IO[bytes]]:
-        stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(stderr_path, "ab")  # noqa: SIM115 - closed in _settle()
+    async def _attach(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> tuple[asyncio.subprocess.Process, CappedCopy]:
+        log = CappedLog.to_file(stderr_path, what="the agent's stderr")
         try:
-            proc = await asyncio.create_subprocess_exec(
+            # a process of the run: a SIGKILLed run's watcher ends the client, and the container's stdin closes
+            proc = await start_process(
                 dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=stderr, env=dict(env), start_new_session=True, limit=LINE_LIMIT,
+                stderr=asyncio.subprocess.PIPE, env=dict(env), limit=LINE_LIMIT,
             )
         except BaseException:
-            stderr.close()
+            log.close()
             raise
-        return proc, stderr
+        assert proc.stderr is not None
+        return proc, CappedCopy(proc.stderr, log)
 
     @property
     def returncode(self) -> int | None:
@@ -67,13 +71,13 @@ class _Attached:
             await self._proc.wait()
         with contextlib.suppress(Exception):
             self.stdin.close()
-        self._stderr.close()
+        await self._stderr.close()
 
 
 class ContainerProcess(_Attached):
     """The agent's own container (`docker start -ai`)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, name: str, stderr: IO[bytes]):
+    def __init__(self, proc: asyncio.subprocess.Process, name: str, stderr: CappedCopy):
         super().__init__(proc, stderr)
         self.name = name
 
@@ -104,7 +108,7 @@ class ContainerProcess(_Attached):
 class ExecProcess(_Attached):
     """The agent added to a task's box (`docker exec -i`); ending it stops what exec started."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, box: Any, argv: list[str], stderr: IO[bytes]):
+    def __init__(self, proc: asyncio.subprocess.Process, box: Any, argv: list[str], stderr: CappedCopy):
         super().__init__(proc, stderr)
         self._box = box
         self._argv = argv

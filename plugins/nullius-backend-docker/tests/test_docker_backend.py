@@ -229,8 +229,8 @@ def test_a_check_never_reads_through_a_link_the_agent_planted(world, tmp_path):
         assert setup["prompt"]
     finally:
         driver.stdin.close()
-        driver.wait(30)
-    subprocess.run(["docker", "rm", "-f", *labelled("link-test")["containers"]], capture_output=True)
+        driver.wait(60)
+        subprocess.run(["docker", "rm", "-f", *labelled("link-test")["containers"]], capture_output=True)
 
 
 SECRET = "the machine's own file, never the job's 9b41d2"
