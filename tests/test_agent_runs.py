@@ -14,7 +14,6 @@ from conftest import ROOT
 from nullius_core.testing import run_cli
 
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
-AGENT = ROOT / "tests" / "fixtures" / "agents" / "scripted_agent.py"
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 
@@ -24,15 +23,10 @@ def env(nullius_env, tmp_path, fake_model):
 
 
 def _catalogue(root: Path, turn_seconds: int | None = None) -> Path:
-    """A copy of the fixture catalogue, the scripted agent's program copied into its folder
-    (the fixture's lies outside it, which {here} may not leave); a turn limit of its own."""
+    """A copy of the fixture catalogue (the scripted agent's program in its folder), with a turn limit of its own."""
     target = root / f"catalogue-{turn_seconds}"
     if not target.exists():
         shutil.copytree(CATALOGUE, target)
-        shutil.copy(AGENT, target / "agents" / "scripted" / AGENT.name)
-        agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
-        agent["start"] = ["python3", "{here}/" + AGENT.name]
-        (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent))
         if turn_seconds is not None:
             standard = json.loads((target / "benchmarks" / "faulty" / "standard.json").read_text())
             standard["limits"]["turn_seconds"] = turn_seconds
@@ -50,9 +44,10 @@ def trials(job: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in job.glob("*/result.json")}
 
 
-def leftovers() -> list[str]:
+def leftovers(root: Path) -> list[str]:
+    """This test's scripted agents (started from its catalogue copy under root) and their sleeping children, still alive."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if str(AGENT) in line or "sleep 600" in line]
+    return [line for line in out.splitlines() if (str(root) in line and "scripted_agent.py" in line) or "sleep 600" in line]
 
 
 def test_an_agent_answers_through_the_relay_and_everything_is_recorded(env, fake_model, tmp_path):
@@ -82,7 +77,7 @@ def test_an_agent_answers_through_the_relay_and_everything_is_recorded(env, fake
             assert KEY not in path.read_text(errors="replace"), path
     config = json.loads((job / "config.json").read_text())["standard"]
     assert config["consent"].startswith("--unsandboxed") and config["agent"]["permissions"].startswith("every permission request is granted")
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
 
 
 def test_tool_calls_permissions_and_notices(env, fake_model, tmp_path):
@@ -121,7 +116,7 @@ def test_each_way_an_agent_fails_is_its_units_outcome(env, fake_model, tmp_path,
     for trial in found.values():
         assert trial["exception_info"]["exception_type"] == failure
         assert (trial.get("verifier_result") is not None) == scored
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
     assert time.monotonic() - started < 60
 
 
@@ -136,7 +131,7 @@ def test_no_grandchild_survives_its_agent(env, fake_model, tmp_path):
     assert result.code == 0, result.output
     trial = trials(tmp_path / "jobs" / "c")["u0000"]
     assert any("sleep" in killed for killed in trial["standard"]["agent"]["killed_at_end"])
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
 
 
 def test_a_429_on_the_last_call_is_rate_limited(env, fake_model, tmp_path):

@@ -20,9 +20,6 @@ KEY = "sk-upstream-held-by-the-relay-0123456789"
 def catalogue(tmp_path):
     target = tmp_path / "catalogue"
     shutil.copytree(FIXTURES / "catalogue", target)
-    agent = json.loads((target / "agents" / "scripted" / "agent.json").read_text())
-    agent["start"] = ["python3", str(FIXTURES / "agents" / "scripted_agent.py")]
-    (target / "agents" / "scripted" / "agent.json").write_text(json.dumps(agent, indent=2))
     return target
 
 
