@@ -117,7 +117,7 @@ def test_each_way_an_agent_fails_is_its_units_outcome(env, fake_model, tmp_path,
         assert trial["exception_info"]["exception_type"] == failure
         assert (trial.get("verifier_result") is not None) == scored
     assert leftovers(tmp_path) == []
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 300  # the 3 s turn limit held: not the default one
 
 
 def _hang(env, fake_model, extra):

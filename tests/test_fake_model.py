@@ -75,7 +75,7 @@ def sse(raw: bytes) -> list[tuple[str | None, str]]:
 
 
 def post(fake: Any, path: str, body: dict[str, Any], **kw: Any) -> httpx.Response:
-    return httpx.post(fake.base_url + path, json=body, timeout=10, **kw)
+    return httpx.post(fake.base_url + path, json=body, timeout=120, **kw)
 
 
 # --- the three shapes, parsed by the SDKs -------------------------------------------
@@ -182,7 +182,7 @@ def test_truncated_reply_ends_as_each_provider_says(fake_model):
 def test_routes_and_the_record(fake_model, tmp_path):
     assert httpx.get(fake_model.base_url + "/v1/models").status_code == 404
     assert post(fake_model, "/chat/completions", {"model": "m"}).status_code == 404
-    bad = httpx.post(fake_model.openai_base_url + "/chat/completions", content=b"{nope", timeout=5)
+    bad = httpx.post(fake_model.openai_base_url + "/chat/completions", content=b"{nope", timeout=120)
     assert bad.status_code == 400 and "error" in bad.json()
     anth(fake_model).messages.create(model="c", max_tokens=5, messages=user("hello"), extra_headers={"anthropic-beta": "b1"})
     last = fake_model.requests[-1]
@@ -505,7 +505,7 @@ def test_cli_serves_until_signalled(tmp_path):
         client = openai.OpenAI(base_url=urls["openai_base_url"], api_key="k", max_retries=0)
         assert client.chat.completions.create(model="m", messages=user("ping")).choices[0].message.content == "pong"
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=120)
     finally:
         proc.kill() if proc.poll() is None else None
     assert proc.returncode == 0, err
@@ -516,6 +516,6 @@ def test_cli_refuses_a_bad_script(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": {"text": "x", "chunk": 0}}))
     proc = _serve("--script", str(script))
-    out, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and out == ""
     assert f"{script}: $.default.chunk: must be 1 or more, found 0" in err

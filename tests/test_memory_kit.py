@@ -62,7 +62,7 @@ class Driver:
     def close(self) -> None:
         assert self.proc.stdin
         self.proc.stdin.close()
-        assert self.proc.wait(timeout=5) == 0
+        assert self.proc.wait(timeout=120) == 0
 
 
 @pytest.fixture

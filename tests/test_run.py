@@ -122,11 +122,11 @@ def test_ctrl_c_leaves_a_cancelled_job_that_resume_finishes(env, tmp_path):
             "--bench-option", "delay=0.4", "-j", "2", "--job-name", "c", "--jobs-dir", str(tmp_path)]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     job = tmp_path / "c"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a limit that never decides: the loop ends when the trials are there
     while time.monotonic() < deadline and len(list(job.glob("*/result.json"))) < 3:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
     assert "nullius run --resume" in err
     result = json.loads((job / "result.json").read_text())
@@ -246,17 +246,17 @@ def test_a_killed_run_leaves_a_readable_job_that_resume_finishes(env, tmp_path):
             "--bench-option", "delay=0.3", "-j", "2", "--job-name", "k9", "--jobs-dir", str(tmp_path)]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     job = tmp_path / "k9"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(list(job.glob("*/result.json"))) < 4:
         time.sleep(0.02)
     proc.kill()  # no handler runs: as if the machine died
-    proc.wait(timeout=10)
+    proc.wait(timeout=120)
     for path in [job / "config.json", job / "result.json", *job.glob("*/result.json"), *job.glob("*/config.json")]:
         json.loads(path.read_text())  # every file written so far is whole
     for path in (job / "progress.jsonl", job / "events.jsonl"):
         for line in path.read_text().splitlines():
             json.loads(line)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120
     while driver_processes() and time.monotonic() < deadline:
         time.sleep(0.1)  # orphaned drivers end at the end of their stdin
     assert driver_processes() == []

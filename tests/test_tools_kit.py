@@ -70,7 +70,7 @@ class Driver:
     def close(self) -> None:
         assert self.proc.stdin
         self.proc.stdin.close()
-        assert self.proc.wait(timeout=5) == 0
+        assert self.proc.wait(timeout=120) == 0
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ class Agent:
         self.thread.start()
         ready: concurrent.futures.Future = concurrent.futures.Future()
         self.owner = asyncio.run_coroutine_threadsafe(self._own(env, ready), self.loop)
-        self.tools = ready.result(timeout=30)
+        self.tools = ready.result(timeout=300)
 
     async def _own(self, env: dict, ready: concurrent.futures.Future) -> None:
         from mcp import Client, StdioServerParameters
@@ -119,15 +119,15 @@ class Agent:
     def call(self, tool: str, arguments: dict) -> tuple[bool, str]:
         answer: concurrent.futures.Future = concurrent.futures.Future()
         self.loop.call_soon_threadsafe(self.inbox.put_nowait, (tool, arguments, answer))
-        return answer.result(timeout=30)
+        return answer.result(timeout=300)
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.inbox.put_nowait, None)
         try:
-            self.owner.result(timeout=30)
+            self.owner.result(timeout=300)
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=120)
 
 
 class Unit:
@@ -440,6 +440,6 @@ def test_setup_refuses_a_verifier_inside_the_workspace_or_none(driver, tmp_path)
 
 def test_the_server_refuses_to_start_without_its_seed_and_log(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NULLIUS_")}
-    done = subprocess.run([sys.executable, str(KIT / "mcp_kit.py")], env=env, capture_output=True, text=True, timeout=20,
+    done = subprocess.run([sys.executable, str(KIT / "mcp_kit.py")], env=env, capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "NULLIUS_KIT_SEED" in done.stderr

@@ -207,7 +207,7 @@ def test_mcp_tools_are_offered_and_called(agent_run, fake_model, tmp_path):
     assert tool_messages(second) == [{"role": "tool", "tool_call_id": "c_echo", "content": "pfx: hello"}]
     assert "failed on purpose: testing" in tool_messages(third)[-1]["content"]
     pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}") and "Z" not in _state(pid):
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{pid}") or "Z" in _state(pid), "the MCP server outlived the agent"
@@ -235,9 +235,9 @@ def test_an_mcp_server_that_does_not_start_fails_session_new(agent_run):
 
 def test_cancel_stops_a_model_call_and_a_command(agent_run, fake_model):
     fake_model.use({"rules": [
-        {"when": {"user_contains": "slow model"}, "reply": {"text": "late", "fault": {"first_byte_delay": 20}}},
+        {"when": {"user_contains": "slow model"}, "reply": {"text": "late", "fault": {"first_byte_delay": 600}}},
         {"when": {"user_contains": "slow command"}, "reply": {"tool_calls": [
-            {"name": "run_command", "id": "c_sleep", "arguments": {"command": "sleep 20 & echo $! > sleeper.pid; wait"}}]}},
+            {"name": "run_command", "id": "c_sleep", "arguments": {"command": "sleep 600 & echo $! > sleeper.pid; wait"}}]}},
         {"when": {"user_contains": "quick"}, "reply": {"text": "still here"}},
     ]})
 
@@ -257,11 +257,15 @@ def test_cancel_stops_a_model_call_and_a_command(agent_run, fake_model):
             await asyncio.sleep(0.02)
         await agent.conn.cancel(session_id=session)
         assert (await turn).stop_reason == "cancelled"
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 300  # neither the model's 600 s nor the command's were waited out
         assert agent.client.of("tool_call_update")[-1].status == "failed"
         sleeper = int(pidfile.read_text())
-        await asyncio.sleep(0.2)
-        assert not alive_pid(sleeper), "the cancelled command's child survived"
+        deadline = time.monotonic() + 120
+        while alive_pid(sleeper) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if alive_pid(sleeper):
+            os.kill(sleeper, 9)
+            raise AssertionError("the cancelled command's child survived")
 
         result = await agent.prompt(session, "quick")  # the session goes on
         assert result.stop_reason == "end_turn"

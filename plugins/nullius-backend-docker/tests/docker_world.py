@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,12 @@ def model_args(fake) -> list[str]:
 
 def docker(*argv: str) -> str:
     return subprocess.run(["docker", *argv], capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def events_since(since: float, fmt: str, *filters: str) -> list[str]:
+    """What docker's event log says happened since `since` (time.time()), up to now: read whole, nothing waited for."""
+    until = str(int(time.time()) + 1)
+    return docker("events", "--since", str(int(since)), "--until", until, *filters, "--format", fmt).split()
 
 
 def labelled(job: str) -> dict[str, list[str]]:

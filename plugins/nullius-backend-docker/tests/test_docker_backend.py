@@ -18,7 +18,7 @@ from pathlib import Path
 from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
-from docker_world import (DOOR_PORTS, KEY, PLAYER, REPO, docker, labelled, listening_everywhere, machine_addresses, model_args,
+from docker_world import (DOOR_PORTS, KEY, PLAYER, REPO, docker, events_since, labelled, listening_everywhere, machine_addresses, model_args,
                           scan_command, the_scan_in)
 
 
@@ -167,19 +167,14 @@ def test_ctrl_c_leaves_nothing_of_the_job(world):
 def test_humaneval_checks_run_in_throwaway_containers(world):
     env, _, root = world
     jobs = Path(env["NULLIUS_JOBS_DIR"])
-    events = subprocess.Popen(["docker", "events", "--filter", "event=start", "--format", '{{index .Actor.Attributes "nullius.job"}}'],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        for control, passed in (("oracle", 4), ("nop", 0)):
-            result = run_cli(["run", "humaneval", control, "--backend", "docker", "--limit", "4", "-j", "2", "--job-name", f"he-{control}"], env)
-            assert result.code == 0, result.output
-            trials = [json.loads(p.read_text()) for p in (jobs / f"he-{control}").glob("*/result.json")]
-            assert len(trials) == 4 and sum(t["verifier_result"]["rewards"]["reward"] for t in trials) == passed
-            assert all(t.get("exception_info") is None for t in trials)
-        time.sleep(1)
-    finally:
-        events.terminate()
-    started = events.communicate(timeout=30)[0].split()
+    since = time.time() - 1
+    for control, passed in (("oracle", 4), ("nop", 0)):
+        result = run_cli(["run", "humaneval", control, "--backend", "docker", "--limit", "4", "-j", "2", "--job-name", f"he-{control}"], env)
+        assert result.code == 0, result.output
+        trials = [json.loads(p.read_text()) for p in (jobs / f"he-{control}").glob("*/result.json")]
+        assert len(trials) == 4 and sum(t["verifier_result"]["rewards"]["reward"] for t in trials) == passed
+        assert all(t.get("exception_info") is None for t in trials)
+    started = events_since(since, '{{index .Actor.Attributes "nullius.job"}}', "--filter", "event=start")
     assert started.count("he-oracle") == 4 and started.count("he-nop") == 4  # one container per check
 
 
@@ -272,19 +267,14 @@ def reader(request: FakeRequest) -> Reply:
 def test_a_capability_runs_in_a_container_of_its_own(world):
     env, fake, _ = world
     fake.use(reader)
-    events = subprocess.Popen(["docker", "events", "--filter", "event=start", "--filter", "label=nullius.job=bm25-docker",
-                               "--format", "{{.Actor.Attributes.name}}"], stdout=subprocess.PIPE, text=True)
-    try:
-        result = run_cli(["run", "recall", "bm25", *model_args(fake), "--job-name", "bm25-docker"],
-                         {**env, "NULLIUS_CATALOGUE": str(REPO / "tests" / "fixtures" / "catalogue")})
-        time.sleep(1)
-    finally:
-        events.terminate()
+    since = time.time() - 1
+    result = run_cli(["run", "recall", "bm25", *model_args(fake), "--job-name", "bm25-docker"],
+                     {**env, "NULLIUS_CATALOGUE": str(REPO / "tests" / "fixtures" / "catalogue")})
     assert result.code == 0, result.output
     jobs = Path(env["NULLIUS_JOBS_DIR"]) / "bm25-docker"
     outcomes = {p.parent.name: json.loads(p.read_text())["standard"]["outcome"] for p in jobs.glob("*/result.json")}
     assert outcomes == {f"u000{i}": "passed" for i in range(4)}
-    started = events.communicate(timeout=30)[0].split()
+    started = events_since(since, "{{.Actor.Attributes.name}}", "--filter", "event=start", "--filter", "label=nullius.job=bm25-docker")
     assert sorted(n.rsplit("-", 2)[-2:][0] for n in started) == [f"u000{i}" for i in range(4)]
     assert all(n.endswith("-capability") for n in started)
     assert labelled("bm25-docker") == {"containers": [], "networks": [], "volumes": []}
@@ -393,13 +383,13 @@ def test_environments_are_layers_built_once_and_licences_reach_only_their_part(w
 
     # the agent's container gets the key by name and the file at its path; the driver its token
     fake.use(licensed_player)
-    since = str(int(time.time()) - 1)
+    since = time.time() - 1
     result = run_cli(["run", "envbench", "reference", *model_args(fake), "--job-name", "env-agent"], env)
     assert result.code == 0, result.output
     # every container a unit's room made is named for the job (a licence server's variable once named the agent's container);
     # the checks' throwaway containers carry no unit label and docker's own names
-    made = docker("events", "--since", since, "--until", str(int(time.time()) + 1), "--filter", "label=nullius.job=env-agent",
-                  "--filter", "label=nullius.unit", "--filter", "event=create", "--format", "{{.Actor.Attributes.name}}").split()
+    made = events_since(since, "{{.Actor.Attributes.name}}", "--filter", "label=nullius.job=env-agent", "--filter", "label=nullius.unit",
+                        "--filter", "event=create")
     assert made and all(n.startswith("nullius-") for n in made), made
     assert any(n.endswith("u0002-agent") for n in made)
     found = trials("env-agent")
