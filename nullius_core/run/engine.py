@@ -71,7 +71,7 @@ class Engine:
         # The drivers' working folder: scratch, outside the job, gone after the run.
         with tempfile.TemporaryDirectory(prefix="nullius-driver-") as scratch:
             try:
-                busy = lifetime.in_use(job.path) if resume is not None else None
+                busy = lifetime.in_use(job.path, folders=False) if resume is not None else None  # a run of it still going
                 if busy:
                     raise RunRefused(busy)
                 # every process the run starts ends with it, however it ends
@@ -120,6 +120,10 @@ class Engine:
                 raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
             if not hasattr(backend, "open_box"):
                 self._boxes = BoxLender(self.session.backends, context)
+            if resuming:  # nothing of the killed run may still work in a folder a unit is about to reuse
+                busy = await asyncio.to_thread(lifetime.in_use, job.path)
+                if busy:
+                    raise RunRefused(busy)
             units = await self._units(prepared)
             work = self._plan(units)
             config = self._config(job, prepared, units, work, started, backend) if not resuming else job.read_config()

@@ -247,12 +247,15 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float = GRACE) ->
     return killed
 
 
-def in_use(job_dir: Path, wait: float = WATCHER_WAIT) -> str | None:
+def in_use(job_dir: Path, wait: float = WATCHER_WAIT, folders: bool = True) -> str | None:
     """Why the job cannot be resumed yet (its earlier run's processes, named), or None.
 
     An earlier run still going refuses at once. A killed one's watcher gets
-    `wait` s to finish its sweep; then any process carrying the job's marker,
-    or working or holding a file inside one of the job's folders, refuses.
+    `wait` s to finish its sweep; then (with `folders`) any process carrying
+    the job's marker, or working or holding a file inside one of the job's
+    folders, refuses. A run asks twice: without `folders` before it starts
+    anything, and with them once its backend has removed what it knows the
+    killed run left (a docker backend's containers work in the job's folders).
     """
     runs = [r for r in read_json_lines(job_dir / RUNS) if isinstance(r.get("pid"), int)]
     for run in runs:
@@ -262,7 +265,7 @@ def in_use(job_dir: Path, wait: float = WATCHER_WAIT) -> str | None:
     for run in runs:
         while run.get("watcher_start") is not None and proctable.alive(run["watcher"], run["watcher_start"]) and time.monotonic() < deadline:
             time.sleep(0.05)
-    users = _users(job_dir)
+    users = _users(job_dir) if folders else []
     if not users:
         return None
     pids = " ".join(u.split()[0] for u in users)

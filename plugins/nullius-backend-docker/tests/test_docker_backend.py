@@ -143,6 +143,33 @@ def test_an_agent_scanning_every_port_of_the_machine_finds_only_its_door(world):
     assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # the relay, through the door, it does reach
 
 
+def test_a_killed_job_resumes_its_containers_swept_first(world):
+    """A SIGKILLed run's agent containers still work in its units' folders: --resume removes them, then runs those units again."""
+    env, fake, root = world
+    fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})
+    args = [sys.executable, "-m", "nullius_core", "run", "humaneval", "reference", *model_args(fake), "--limit", "1", "--job-name", "killed-docker"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not labelled("killed-docker")["containers"]:
+            time.sleep(0.3)
+        agents = [c for c in _inspect(*labelled("killed-docker")["containers"]) if c["Name"].endswith("-agent")]
+        while time.monotonic() < deadline and not agents:
+            time.sleep(0.3)
+            agents = [c for c in _inspect(*labelled("killed-docker")["containers"]) if c["Name"].endswith("-agent")]
+        assert agents, "no agent container started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+    assert agents[0]["Id"][:12] in labelled("killed-docker")["containers"]  # still there, working in the unit's folder
+    fake.use({"default": {"text": "def f(): pass"}})
+    resumed = run_cli(["run", "--resume", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker")], env)
+    assert resumed.code == 0, resumed.output
+    result = json.loads((Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker" / "result.json").read_text())
+    assert result["standard"]["state"] == "finished" and result["stats"]["n_completed_trials"] == 1 and result["standard"]["errored"] == 0
+    assert labelled("killed-docker") == {"containers": [], "networks": [], "volumes": []}
+
+
 def test_ctrl_c_leaves_nothing_of_the_job(world):
     env, fake, root = world
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 120}}})
