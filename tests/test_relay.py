@@ -5,61 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-
 import aiohttp
 import anthropic
 import openai
 import pytest
+from relay_helpers import KEY, RelayThread
 
-from nullius_core.plugins.registries import ProviderSpec
-from nullius_core.relay.server import Relay, Upstream
-from nullius_core.testing import make_session
-
-KEY = "sk-relay-holds-this-key-0123456789"
 USAGE = {"input_tokens": 100, "cached_tokens": 40, "output_tokens": 20, "reasoning_tokens": 5}
-
-
-class RelayThread:
-    """A relay on its own event loop in a thread, with routes for two units."""
-
-    def __init__(self, base_url: str, folder: Path, env: dict, **route_options):
-        session = make_session(env)
-        spec = session.providers.get("openai-compatible")
-        self.upstream = Upstream(provider=spec, base_url=base_url, key=KEY)
-        from nullius_core.relay.upstreams import apis
-
-        self.relay = Relay(self.upstream, apis(session, self.upstream))
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.call(self.relay.start())
-        self.folder = folder
-        self.routes = {u: self.relay.add_route(u, folder / u, **route_options) for u in ("u0000", "u0001")}
-
-    def call(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
-
-    def url(self, unit: str = "u0000") -> str:
-        return self.relay.url(unit)
-
-    def token(self, unit: str = "u0000") -> str:
-        return self.routes[unit].token
-
-    def records(self, unit: str = "u0000") -> list[dict]:
-        self.call(self.relay.quiet(unit))
-        path = self.folder / unit / "calls.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-    def close(self):
-        self.call(self.relay.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 @pytest.fixture
@@ -228,7 +186,19 @@ def test_a_guards_stop_line_refuses_the_agents_later_calls(relay, fake_model):
     assert relay.records()[2]["refused"] == "stopped: guard: the answer was given away"
 
 
-def test_a_thousand_concurrent_streams_complete_and_are_all_recorded(relay, fake_model):
+def test_a_thousand_concurrent_streams_complete_and_are_all_recorded(fake_model, nullius_env, tmp_path):
+    # No call limit: on a loaded machine a stream may wait its turn for seconds, and that is not what this proves.
+    relay = RelayThread(fake_model.openai_base_url, tmp_path / "relay", nullius_env)
+    try:
+        thousand_streams(relay, fake_model)
+    finally:
+        relay.close()
+
+
+def thousand_streams(relay, fake_model):
+    # four descriptors a stream in this one process: the client's, the relay's two, the fake's
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert soft >= 4200, f"this test needs 4,200 open files; the relay raised the soft limit to {soft} (the hard limit is {hard})"
     fake_model.use({"default": {"text": "streamed words " * 4, "chunk": 8}})
 
     async def one(http, i):
@@ -238,12 +208,13 @@ def test_a_thousand_concurrent_streams_complete_and_are_all_recorded(relay, fake
             return r.status, text
 
     async def go():
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        timeout = aiohttp.ClientTimeout(total=600)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as http:
             return await asyncio.gather(*(one(http, i) for i in range(1000)))
 
     results = asyncio.run(go())
     assert all(status == 200 and text.rstrip().endswith("data: [DONE]") for status, text in results)
-    records = relay.records()
+    records = relay.records(timeout=300)
     assert len(records) == 1000 and len({r["id"] for r in records}) == 1000
     assert all(r["status"] == 200 and r["usage"]["output"] > 0 for r in records)
     bodies = [json.loads(line) for line in (relay.folder / "u0000" / "bodies.jsonl").read_text().splitlines()]
@@ -367,3 +338,26 @@ def test_routes_on_stdin_are_added_and_removed_by_json_lines(nullius_env, fake_m
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_call_in_flight_when_the_relay_stops_is_recorded_cut(fake_model, nullius_env, tmp_path):
+    fake_model.use({"default": {"text": "slow words " * 40, "chunk": 5, "pace": 0.5}})  # a minute of stream
+    relay = RelayThread(fake_model.openai_base_url, tmp_path / "relay", nullius_env)
+    first = threading.Event()
+
+    def caller():
+        client = oa(relay)
+        try:
+            for _ in client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True):
+                first.set()
+        except openai.APIError:
+            pass  # its stream breaks when the relay stops
+
+    thread = threading.Thread(target=caller, daemon=True)
+    thread.start()
+    assert first.wait(60), "the stream never began"
+    relay.close()
+    thread.join(60)
+    [record] = [json.loads(line) for line in (tmp_path / "relay" / "u0000" / "calls.jsonl").read_text().splitlines()]
+    assert record["status"] == 200 and record["cut"] == "the relay stopped before the reply ended"
+    assert record["reply_bytes"] > 0

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nullius_core.relay.records import REMOVED, Cleaner, credential_name
+from nullius_core.relay.cleaning import REMOVED, Cleaner, credential_name
 
 OWN = "relay-own-key-7d2f0c9e1b"
 SECRETS = [

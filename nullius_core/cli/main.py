@@ -18,6 +18,7 @@ from nullius_core.cli.fake_model_command import fake_model
 from nullius_core.cli.relay_command import relay
 from nullius_core.cli.run_commands import conform_cmd, data_group, merge_cmd, prove_cmd, run
 from nullius_core.cli.secrets_command import secrets_group
+from nullius_core.limits import raise_open_files
 from nullius_core.logs import configure_logging
 from nullius_core.plugins.manager import PluginError
 
@@ -106,6 +107,7 @@ def main() -> None:
     import sys
 
     configure_logging(_peek_log_format(sys.argv[1:]), _peek_verbosity(sys.argv[1:]))
+    raise_open_files()  # a run's relay holds two descriptors a stream; the soft limit is raised to the hard one
     cli(prog_name="nullius")
 
 

@@ -2,125 +2,36 @@
 
 A record line is written whole with one call, or not at all: a relay killed
 mid-run leaves files every line of which parses. What is recorded is cleaned
-first: a value under a credential's name, the relay's own keys and tokens,
-and any string shaped like a key are removed. Header names of credentials
-are kept, never their values.
+first (`cleaning.py`). The files are opened when the route is added, so a
+relay out of file descriptors can still record why it refused a call.
+
+Cleaning is CPU work (regexes over every byte). A call's lines are cleaned
+and written on the event loop only while they are small and nothing of the
+route waits before them; a bigger call's, and every call's after it until
+the route has caught up, go to a thread (`Writer`), in order. `written()`
+waits for them.
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import os
-import re
-from collections.abc import Iterable
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from nullius_core import jsonfast
+import structlog
 
-REMOVED = "[removed]"
+from nullius_core.relay.cleaning import SLICE, Cleaner, breathe, decode
 
-# A name is a credential's by its last part: `OPENAI_API_KEY`, `x-api-key`,
-# `access_token`, `client_secret`; never `max_tokens` or `tokenizer`.
-_CREDENTIAL_LAST = frozenset({"token", "secret", "password", "passwd", "credential", "credentials", "authorization", "cookie", "apikey"})
-_KEY_BEFORE = frozenset({"api", "secret", "private", "access", "session", "signing", "encryption"})
-# Strings shaped like keys, whoever issued them.
-_KEY_SHAPES = re.compile(
-    r"sk-[A-Za-z0-9_\-]{16,}"  # OpenAI, Anthropic (sk-ant-), OpenRouter (sk-or-)
-    r"|Bearer\s+[A-Za-z0-9._~+/\-]{8,}=*"
-    r"|AIza[0-9A-Za-z_\-]{30,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
-    r"|AKIA[0-9A-Z]{16}"
-    r"|nlr-[A-Za-z0-9_\-]{16,}"  # the relay's own unit tokens
-)
+log = structlog.get_logger("nullius.relay")
 
+INLINE = 64 * 1024  # a call whose bodies hold more than this is cleaned off the event loop
 
-# The keys of a record's JSON text: when none is a credential's, the record is
-# cleaned as text, in one pass, without walking it.
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)":')
-# How a credential's key ends in JSON text; a text with none of these has no such key.
-_CREDENTIAL_ENDINGS = tuple(f'{end}":' for end in (*_CREDENTIAL_LAST, "key"))
-
-
-def _maybe_credential(text: str) -> bool:
-    lowered = text.lower()
-    return any(ending in lowered for ending in _CREDENTIAL_ENDINGS)
-
-
-@functools.lru_cache(maxsize=4096)
-def credential_name(name: str) -> bool:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)  # accessToken -> access_Token
-    parts = [p for p in re.split(r"[-_.\s]+", spaced.lower()) if p]
-    if not parts:
-        return False
-    if parts[-1] in _CREDENTIAL_LAST:
-        return True
-    return parts[-1] == "key" and (len(parts) == 1 or parts[-2] in _KEY_BEFORE)
-
-
-class Cleaner:
-    """Removes credentials from whatever is about to be recorded."""
-
-    def __init__(self, secrets: Iterable[str] = ()):
-        self.secrets = [s for s in secrets if s and len(s) >= 6]
-
-    def add(self, secret: str | None) -> None:
-        if secret and len(secret) >= 6 and secret not in self.secrets:
-            self.secrets.append(secret)
-
-    def text(self, value: str) -> str:
-        for secret in self.secrets:
-            if secret in value:
-                value = value.replace(secret, REMOVED)
-        return _KEY_SHAPES.sub(REMOVED, value)
-
-    def dumps(self, obj: Any) -> str:
-        """The cleaned JSON text of `obj`, on one line."""
-        text = jsonfast.dumps_text(obj)
-        if _maybe_credential(text) and any(credential_name(key) for key in _JSON_KEY.findall(text)):
-            return jsonfast.dumps_text(self(obj))
-        return self.text(text)
-
-    def raw(self, data: bytes | str | None, is_json: bool = False) -> str:
-        """Bytes received, as one line of JSON: JSON kept as it came (cleaned), anything else as a string.
-
-        `is_json`: the bytes are known to parse (the relay read them already).
-        """
-        if data is None:
-            return "null"
-        if isinstance(data, bytes):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                return self.dumps(data.decode("utf-8", "replace"))
-            stripped = text.strip()
-            if stripped[:1] in ("{", "[") and "\n" not in stripped and "\r" not in stripped:
-                if not is_json:
-                    try:
-                        jsonfast.loads(stripped)
-                    except ValueError:
-                        return self.dumps(text)
-                if _maybe_credential(stripped):
-                    return self.dumps(jsonfast.loads(stripped))
-                return self.text(stripped)
-            try:
-                return self.dumps(jsonfast.loads(text))
-            except ValueError:
-                return self.dumps(text)
-        return self.dumps(data)
-
-    def __call__(self, obj: Any) -> Any:
-        if isinstance(obj, dict):
-            return {
-                self.text(str(k)): (REMOVED if credential_name(str(k)) and v not in (None, "", [], {}) else self(v))
-                for k, v in obj.items()
-            }
-        if isinstance(obj, list):
-            return [self(v) for v in obj]
-        if isinstance(obj, str):
-            return self.text(obj)
-        return obj
+Reply = bytes | list[bytes] | None  # a whole body (JSON kept as JSON), a stream's or a cut body's bytes (kept as text), nothing
 
 
 class Appender:
@@ -130,10 +41,21 @@ class Appender:
         self.path = path
         self._fd: int | None = None
 
-    def line(self, text: str) -> None:
+    def open(self) -> None:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.write(self._fd, (text + "\n").encode())
+
+    def line(self, text: str | list[str]) -> None:
+        data = _encoded([text] if isinstance(text, str) else text)
+        if self._fd is not None:
+            _write(self._fd, data)
+            return
+        # a call that ended after its route was removed: its line still lands, and no descriptor is kept
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            _write(fd, data)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -141,10 +63,122 @@ class Appender:
             self._fd = None
 
 
+def _encoded(pieces: list[str]) -> list[bytes]:
+    """A line's pieces as bytes, its newline added: few enough for one writev(), none long to encode."""
+    if len(pieces) == 1 and len(pieces[0]) <= SLICE:
+        return [(pieces[0] + "\n").encode()]
+    out = []
+    for piece in pieces:
+        if len(piece) <= SLICE:
+            out.append(piece.encode())
+            continue
+        for i in range(0, len(piece), SLICE):
+            breathe()
+            out.append(piece[i : i + SLICE].encode())
+    out.append(b"\n")
+    while len(out) > _IOV_MAX:  # a very long line: neighbours joined two by two
+        out = [b"".join(out[i : i + 2]) for i in range(0, len(out), 2)]
+    return out
+
+
+_IOV_MAX = 1000
+
+
+def _write(fd: int, pieces: list[bytes]) -> None:
+    """One writev() (a regular file takes it whole, appended as one); the loop is for a write cut short."""
+    written = os.writev(fd, pieces)
+    total = sum(map(len, pieces))
+    if written < total:
+        rest = b"".join(pieces)[written:]
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+
+
+class Writer:
+    """The threads that clean and write records off the event loop, shared by every route of a relay."""
+
+    def __init__(self, threads: int = 2):
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nullius-relay-record")
+        self._queues: set[Lines] = set()
+
+    def lines(self) -> Lines:
+        queue = Lines(self._pool)
+        self._queues.add(queue)
+        return queue
+
+    def forget(self, queue: Lines) -> None:
+        self._queues.discard(queue)
+
+    async def drained(self) -> None:
+        for queue in list(self._queues):
+            await queue.done()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class Lines:
+    """One route's record jobs, in order: run at once while small and none waits, else on the writer's threads."""
+
+    def __init__(self, pool: ThreadPoolExecutor):
+        self._pool = pool
+        self._lock = threading.Lock()
+        self._jobs: deque[Callable[[], None]] = deque()
+        self._busy = False
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def run(self, job: Callable[[], None], big: bool) -> None:
+        with self._lock:
+            if self._busy or big:
+                self._jobs.append(job)
+                if not self._busy:
+                    self._busy = True
+                    self._pool.submit(self._drain)
+                return
+        # only the event loop's thread adds jobs: with none queued, running this one now keeps the order
+        _guarded(job)
+
+    async def done(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if not self._busy:
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, future))
+        await future
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._busy = False
+                    waiters, self._waiters = self._waiters, []
+                    break
+                job = self._jobs.popleft()
+            _guarded(job)
+        for loop, future in waiters:
+            try:
+                loop.call_soon_threadsafe(_resolve, future)
+            except RuntimeError:  # that loop is closed: nobody waits any more
+                pass
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _guarded(job: Callable[[], None]) -> None:
+    try:
+        job()
+    except OSError as exc:  # a full disk, say: the call was answered; the record says so on stderr, and the relay goes on
+        log.error("relay record not written", error=f"{type(exc).__name__}: {exc}")
+
+
 class Recorder:
     """One unit's record folder."""
 
-    def __init__(self, folder: Path, cleaner: Cleaner, keep_bodies: bool = True):
+    def __init__(self, folder: Path, cleaner: Cleaner, writer: Writer, keep_bodies: bool = True):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.cleaner = cleaner
@@ -156,24 +190,46 @@ class Recorder:
         self._calls = Appender(self.calls)
         self._bodies = Appender(self.bodies)
         self._gateway = Appender(self.gateway)
+        self._writer = writer
+        self._lines = writer.lines()
+        for appender in self._appenders():
+            appender.open()
         self._stop_stamp: tuple[int, int] | None = None
         self._stop_guard: str | None = None
 
     def call(self, record: dict[str, Any]) -> None:
+        """A call's line alone (one the stop file refused)."""
+        self._lines.run(lambda: self._calls.line(self.cleaner.dumps(record)), big=False)
+
+    def finish(self, record: dict[str, Any], request: bytes, reply: Reply, log_line: str) -> None:
+        """A forwarded call's three lines: `calls.jsonl`, its bodies (the request as the caller sent it, the
+        reply as the provider sent it, a stream as its text), and `gateway.log`."""
+        size = len(request) + (sum(map(len, reply)) if isinstance(reply, list) else len(reply or b""))
+        self._lines.run(lambda: self._finish(record, request, reply, log_line), big=size > INLINE)
+
+    def _finish(self, record: dict[str, Any], request: bytes, reply: Reply, log_line: str) -> None:
         self._calls.line(self.cleaner.dumps(record))
-
-    def body(self, call_id: str, request: bytes, response: bytes | str | None) -> None:
-        """The request as the caller sent it and the reply as the provider sent it (a stream as its text)."""
         if self.keep_bodies:
-            parts = (self.cleaner.raw(request, is_json=True), self.cleaner.raw(response))
-            self._bodies.line(f'{{"id":"{call_id}","request":{parts[0]},"response":{parts[1]}}}')
+            response = decode(reply) if isinstance(reply, list) else reply
+            self._bodies.line([f'{{"id":"{record["id"]}","request":', *self.cleaner.raw(request, is_json=True),
+                               ',"response":', *self.cleaner.raw(response), "}"])
+        self._gateway.line(self.cleaner.text(log_line.rstrip("\n")))
 
-    def log(self, line: str) -> None:
-        self._gateway.line(self.cleaner.text(line.rstrip("\n")))
+    async def written(self) -> None:
+        """Until every line handed over so far is in its file."""
+        await self._lines.done()
 
     def close(self) -> None:
-        for appender in (self._calls, self._bodies, self._gateway):
+        """The files closed once the lines handed over are written."""
+        self._lines.run(self._close, big=False)
+
+    def _close(self) -> None:
+        for appender in self._appenders():
             appender.close()
+        self._writer.forget(self._lines)
+
+    def _appenders(self) -> tuple[Appender, ...]:
+        return (self._calls, self._bodies, self._gateway) if self.keep_bodies else (self._calls, self._gateway)
 
     def stopped(self) -> str | None:
         """A guard's line in the stop file refuses the agent's later calls; the relay's own notes do not."""

@@ -3,10 +3,12 @@
 `/<unit>/v1/<path>` is a unit's route (`<unit>-judge` and `<unit>-simulator`
 are routes of their own). A caller shows its route's token (Bearer or
 x-api-key) and never sees the provider's key, which the relay puts in the
-header the provider expects. Streams pass through event by event, in order,
-unknown events included. A 429 reaches the caller as it came, never retried;
+header the provider expects, and takes out of whatever comes back
+(`shield.py`). Streams pass through event by event, in order, unknown events
+included (`forward.py`). A 429 reaches the caller as it came, never retried;
 an upstream error passes with its status; a connection failure is a 502; a
-call past its limit is cut. Each call is one line of the route's calls.jsonl.
+call past its limit is cut; a call the relay itself cannot serve is a JSON
+503 or 500. Each call is one line of the route's calls.jsonl.
 """
 
 from __future__ import annotations
@@ -25,18 +27,13 @@ from aiohttp import web
 
 from nullius_core import jsonfast
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.limits import out_of_files, raise_open_files
 from nullius_core.plugins.registries import ProviderSpec
-from nullius_core.relay.api import Facts, ModelApi
-from nullius_core.relay.records import Cleaner, Recorder, credential_name
-from nullius_core.relay.sse import Splitter
+from nullius_core.relay.api import ModelApi
+from nullius_core.relay.cleaning import Cleaner, credential_name
+from nullius_core.relay.forward import HOP, Passage, error_reply, forward, ms_since
+from nullius_core.relay.records import Recorder, Writer
 
-HOP = frozenset(
-    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-authorization",
-     "proxy-authenticate", "te", "trailer", "upgrade", "accept-encoding", "content-encoding"}
-)
-# A reply's headers pass back but for hop-by-hop ones; a body compressed
-# despite Accept-Encoding: identity keeps its Content-Encoding, so the caller can read it.
-HOP_BACK = HOP - {"content-encoding"}
 MAX_BODY = 32 * 1024 * 1024
 Kind = Literal["agent", "judge", "simulator"]
 
@@ -67,10 +64,6 @@ class Route:
 def new_token() -> str:
     """A route's token: it opens that route alone."""
     return "nlr-" + secrets.token_urlsafe(24)
-
-
-def _error(status: int, kind: str, message: str) -> web.Response:
-    return web.json_response({"error": {"type": kind, "message": message}}, status=status)
 
 
 def _caller_token(request: web.Request) -> str | None:
@@ -104,8 +97,9 @@ class Relay:
                 self.by_path[path] = api
         self.routes: dict[str, Route] = {}
         self._tokens: dict[str, str] = {}
-        self.cleaner = Cleaner([upstream.key] if upstream.key else [])
+        self.cleaner = Cleaner(hidden=[upstream.key] if upstream.key else [])  # recorded nowhere, handed back to no caller
         self.keep_bodies = keep_bodies
+        self.writer = Writer()
         self.base_url = ""
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -113,6 +107,7 @@ class Relay:
     # --- life ----------------------------------------------------------------
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        raise_open_files()  # two descriptors a stream: the usual soft limit of 1,024 is spent long before the hard one
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_route("*", "/{unit}/v1/{tail:.*}", self.handle)
         app.router.add_route("*", "/{tail:.*}", self._outside)
@@ -137,11 +132,13 @@ class Relay:
             await self._session.close()
         for route in self.routes.values():
             route.recorder.close()
+        await self.writer.drained()
+        self.writer.close()
 
     def add_route(self, unit: str, folder: Path, token: str | None = None, **options: Any) -> Route:
         token = token or new_token()
         self.cleaner.add(token)
-        route = Route(unit=unit, token=token, recorder=Recorder(folder, self.cleaner, self.keep_bodies), **options)
+        route = Route(unit=unit, token=token, recorder=Recorder(folder, self.cleaner, self.writer, self.keep_bodies), **options)
         self.routes[unit] = route
         self._tokens[token] = unit
         return route
@@ -155,8 +152,13 @@ class Relay:
     async def quiet(self, unit: str, timeout: float = 30) -> None:
         """Until the route's calls in flight are recorded: a caller can see its reply end before its record lands."""
         route = self.routes.get(unit)
-        if route is not None and route.in_flight:
-            await asyncio.wait_for(route.idle.wait(), timeout)
+        if route is not None:
+            await asyncio.wait_for(self._quiet(route), timeout)
+
+    async def _quiet(self, route: Route) -> None:
+        if route.in_flight:
+            await route.idle.wait()
+        await route.recorder.written()
 
     async def retire(self, unit: str, timeout: float = 5) -> None:
         """End a route: its calls in flight recorded (waiting `timeout` at most), then removed.
@@ -174,7 +176,7 @@ class Relay:
         return f"{self.base_url}/{unit}/v1"
 
     async def _outside(self, request: web.Request) -> web.Response:
-        return _error(404, "not_found", "no route here: a unit's routes are /<unit>/v1/...")
+        return error_reply(404, "not_found", "no route here: a unit's routes are /<unit>/v1/...")
 
     # --- one call ------------------------------------------------------------
 
@@ -182,25 +184,25 @@ class Relay:
         started, t0 = utcnow(), time.monotonic()
         route = self.routes.get(request.match_info["unit"])
         if route is None:
-            return _error(404, "not_found", "no such route")
+            return error_reply(404, "not_found", "no such route")
         token = _caller_token(request)
         if token != route.token:
             if token in self._tokens:
-                return _error(403, "forbidden", "this token is another route's")
-            return _error(401, "unauthorized", "this route's token is required (Bearer or x-api-key)")
+                return error_reply(403, "forbidden", "this token is another route's")
+            return error_reply(401, "unauthorized", "this route's token is required (Bearer or x-api-key)")
         path = "/" + request.match_info["tail"]
         api = self.by_path.get(path)
         if request.method != "POST" or api is None:
-            return _error(404, "not_found", f"the relay passes POST {', '.join(sorted(self.by_path))}; not {request.method} {path}")
+            return error_reply(404, "not_found", f"the relay passes POST {', '.join(sorted(self.by_path))}; not {request.method} {path}")
         try:
             raw = await request.read()
             body = jsonfast.loads(raw)
         except web.HTTPRequestEntityTooLarge:
-            return _error(413, "too_large", f"a request body is at most {MAX_BODY} bytes")
+            return error_reply(413, "too_large", f"a request body is at most {MAX_BODY} bytes")
         except (ValueError, UnicodeDecodeError):
-            return _error(400, "invalid_request", "the body is not JSON")
+            return error_reply(400, "invalid_request", "the body is not JSON")
         if not isinstance(body, dict):
-            return _error(400, "invalid_request", "the body is not a JSON object")
+            return error_reply(400, "invalid_request", "the body is not a JSON object")
         route.in_flight += 1
         route.idle.clear()
         try:
@@ -213,17 +215,42 @@ class Relay:
     async def _call(
         self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], raw: bytes, started: Any, t0: float
     ) -> web.StreamResponse:
-        path = "/" + request.match_info["tail"]
-        call_id = uuid.uuid4().hex[:16]
+        record, model = self._record(request, route, api, body, started)
+        passage = Passage()
+        try:
+            guard = route.recorder.stopped() if route.kind == "agent" and not record["side"] else None
+            if guard is not None:
+                record.update(status=403, refused=f"stopped: {guard}", ms_total=ms_since(t0))
+                route.recorder.call(record)
+                return error_reply(403, "stopped", f"the benchmark stopped this unit's calls: {guard}")
+            sent = api.send(body, model, self._routing(route, record, body, model))
+            assert self._session is not None
+            response = await forward(self._session, request, self._url(record["path"], request), self._headers(request), api, sent,
+                                     record, t0, route.call_seconds, self.cleaner.shield, passage)
+        except asyncio.CancelledError:  # the relay is stopping (the end of a run): the call is cut, and recorded so
+            record["cut"] = "the relay stopped before the reply ended"
+            record.setdefault("status", 504)
+            self._recorded(route, api, record, raw, passage, t0)
+            raise
+        except Exception as exc:  # noqa: BLE001 - the relay's own failure is answered and recorded, never a bare 500
+            response = self._failed(request, record, passage, exc)
+        self._recorded(route, api, record, raw, passage, t0)
+        if (record.get("broken") or (record.get("cut") and response.prepared)) and request.transport is not None:
+            # the provider's reply broke (or was cut) half-way: the caller's breaks too, rather than seem to end well
+            request.transport.abort()
+        return response
+
+    def _record(self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], started: Any) -> tuple[dict[str, Any], str | None]:
+        """The call's record as far as the request tells it, and the model to send (None: as asked)."""
         asked = body.get("model")
         side = isinstance(asked, str) and asked in route.side_models
         model = None if side or route.model is None else route.model
-        record: dict[str, Any] = {
-            "id": call_id,
+        return {
+            "id": uuid.uuid4().hex[:16],
             "route": route.unit,
             "kind": route.kind,
             "api": api.name,
-            "path": path,
+            "path": "/" + request.match_info["tail"],
             "started": iso(started),
             "model_asked": asked,
             "model_sent": model or asked,
@@ -231,41 +258,57 @@ class Relay:
             "stream": body.get("stream") is True,
             "key_headers": sorted({k.lower() for k in request.headers if credential_name(k)}),
             "request": {"reasoning_effort": _effort(body)},
-        }
-        guard = route.recorder.stopped() if route.kind == "agent" and not side else None
-        if guard is not None:
-            record.update(status=403, refused=f"stopped: {guard}", ms_total=_ms(t0))
-            route.recorder.call(record)
-            return _error(403, "stopped", f"the benchmark stopped this unit's calls: {guard}")
-        pin = route.pins.get(model or asked or "")
-        routing = {"order": list(pin), "allow_fallbacks": False} if pin else None
-        if routing is not None:
-            record["routing_sent"] = routing
-            if "provider" in body:
-                record["routing_caller"] = body["provider"]
-        sent = api.send(body, model, routing)
-        response, facts, reply_body = await self._forward(request, route, api, sent, record, t0)
+        }, model
+
+    def _routing(self, route: Route, record: dict[str, Any], body: dict[str, Any], model: str | None) -> dict[str, Any] | None:
+        pin = route.pins.get(model or record["model_asked"] or "")
+        if not pin:
+            return None
+        routing = {"order": list(pin), "allow_fallbacks": False}
+        record["routing_sent"] = routing
+        if "provider" in body:
+            record["routing_caller"] = body["provider"]
+        return routing
+
+    def _recorded(self, route: Route, api: ModelApi, record: dict[str, Any], raw: bytes, passage: Passage, t0: float) -> None:
+        """What the reply said of itself, how much of it came and was kept; then the call's lines handed to the recorder."""
+        facts = passage.current_facts()
+        if "ms_first_byte" in record:
+            record["reply_bytes"] = passage.kept.total
+        if passage.kept.total > passage.kept.kept:
+            record["reply_cut"] = passage.kept.kept
+        if passage.unread:
+            record["unread"] = passage.unread
         record["usage"] = facts.usage.as_dict()
         record["served_by"] = facts.served_by
         record["model_served"] = facts.model
         record["end"] = facts.end
         if facts.error is not None:
             record["error"] = facts.error
-        record["ms_total"] = _ms(t0)
-        route.recorder.call(record)
-        route.recorder.body(call_id, raw, reply_body)
-        route.recorder.log(
+        record["ms_total"] = ms_since(t0)
+        route.recorder.finish(record, raw, passage.reply(), (
             f"{record['started']} {route.unit} {api.name} {record.get('status')} {record['model_sent']} "
             f"{record['ms_total']}ms {jsonfast.dumps_text(record['usage'])}"
-        )
-        if (record.get("broken") or (record.get("cut") and isinstance(response, web.StreamResponse) and response.prepared)) and request.transport is not None:
-            # the provider's stream broke: the caller's breaks too, rather than seem to end well
-            request.transport.abort()
-        return response
+        ))
 
-    async def _forward(
-        self, request: web.Request, route: Route, api: ModelApi, sent: Any, record: dict[str, Any], t0: float
-    ) -> tuple[web.StreamResponse, Facts, Any]:
+    def _failed(self, request: web.Request, record: dict[str, Any], passage: Passage, exc: Exception) -> web.StreamResponse:
+        cause = self.cleaner.shield.text(f"{type(exc).__name__}: {exc}")
+        record["cause"] = cause
+        if passage.out is not None:  # the caller has its headers: its reply breaks
+            record["broken"] = True
+            return passage.out
+        if out_of_files(exc):
+            record["status"] = 503
+            return error_reply(503, "overloaded", f"the relay is out of file descriptors: {cause}")
+        record["status"] = 500
+        return error_reply(500, "relay_error", f"the relay failed this call: {cause}")
+
+    def _url(self, path: str, request: web.Request) -> str:
+        url = self.upstream.base_url.rstrip("/") + path
+        return url + "?" + request.query_string if request.query_string else url
+
+    def _headers(self, request: web.Request) -> dict[str, str]:
+        """The caller's headers but its credentials and hop-by-hop ones; the relay's own key in the provider's header."""
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and not credential_name(k)}
         headers["Accept-Encoding"] = "identity"
         headers["Content-Type"] = "application/json"
@@ -275,105 +318,4 @@ class Relay:
                 headers["x-api-key"] = key
             else:
                 headers["Authorization"] = f"Bearer {key}"
-        url = self.upstream.base_url.rstrip("/") + str(record["path"])
-        if request.query_string:
-            url += "?" + request.query_string
-        timeout = aiohttp.ClientTimeout(total=route.call_seconds) if route.call_seconds else aiohttp.ClientTimeout(total=None)
-        assert self._session is not None
-        out: web.StreamResponse | None = None
-        tap: Any = None
-        chunks: list[bytes] = []
-        facts = Facts()
-        try:
-            async with self._session.post(url, data=jsonfast.dumps(sent.body), headers=headers, timeout=timeout) as up:
-                record["status"] = up.status
-                record["ms_first_byte"] = _ms(t0)
-                passed = {k: v for k, v in up.headers.items() if k.lower() not in HOP_BACK}
-                if up.headers.get("Content-Type", "").startswith("text/event-stream"):
-                    out = web.StreamResponse(status=up.status, reason=up.reason, headers=passed)
-                    await out.prepare(request)
-                    tap = api.tap(sent)
-                    splitter = Splitter()
-                    caller = _Caller(out)
-                    async for chunk in up.content.iter_any():
-                        for event in splitter.feed(chunk):
-                            chunks.append(event.raw)
-                            if _tap(tap, event, record):
-                                await caller.write(event.raw)
-                    rest = splitter.rest()
-                    if rest:
-                        chunks.append(rest)
-                        await caller.write(rest)
-                    await caller.write_eof()
-                    if caller.gone:
-                        # an SDK may hang up once it has the terminal event: the call is still recorded whole
-                        record["caller_gone"] = caller.gone
-                    facts = tap.facts
-                    record["ms_last_byte"] = _ms(t0)
-                    return out, facts, b"".join(chunks).decode("utf-8", "replace")
-                data = await up.read()
-                record["ms_last_byte"] = _ms(t0)
-                try:
-                    facts = api.reply(data)
-                except Exception as exc:  # noqa: BLE001 - an adapter's bug never costs the caller its reply
-                    record["adapter_error"] = f"{type(exc).__name__}: {exc}"
-                reply = web.Response(body=data, status=up.status, reason=up.reason, headers=passed)
-                return reply, facts, data
-        except asyncio.TimeoutError:
-            record["cut"] = f"past the call limit of {route.call_seconds:g} s"
-            record.setdefault("status", 504)
-            facts = tap.facts if tap is not None else facts  # what the stream said before it was cut
-            return await self._fail(request, out, 504, "timeout", record["cut"]), facts, _partial(chunks)
-        except (aiohttp.ClientError, ConnectionResetError, OSError) as exc:
-            cause = f"{type(exc).__name__}: {exc}"
-            if out is not None:
-                # the stream broke half-way: the caller's breaks too
-                record["cause"] = cause
-                record["broken"] = True
-                return out, (tap.facts if tap is not None else facts), _partial(chunks)
-            record["cause"] = cause
-            record["status"] = 502
-            return await self._fail(request, None, 502, "upstream_unreachable", cause), facts, None
-
-    async def _fail(self, request: web.Request, out: web.StreamResponse | None, status: int, kind: str, message: str) -> web.StreamResponse:
-        if out is not None:
-            return out  # headers are sent: the cut stream simply ends
-        return _error(status, kind, message)
-
-
-class _Caller:
-    """The caller's side of a stream: once it hangs up, the upstream is still read to its end and recorded."""
-
-    def __init__(self, out: web.StreamResponse):
-        self.out = out
-        self.gone: str | None = None
-
-    async def write(self, data: bytes) -> None:
-        if self.gone is None:
-            try:
-                await self.out.write(data)
-            except ConnectionResetError as exc:  # aiohttp's ClientConnectionResetError among them
-                self.gone = f"{type(exc).__name__}: {exc}"
-
-    async def write_eof(self) -> None:
-        if self.gone is None:
-            try:
-                await self.out.write_eof()
-            except ConnectionResetError as exc:
-                self.gone = f"{type(exc).__name__}: {exc}"
-
-
-def _tap(tap: Any, event: Any, record: dict[str, Any]) -> bool:
-    try:
-        return bool(tap.event(event))
-    except Exception as exc:  # noqa: BLE001 - an adapter's bug never costs the caller an event
-        record.setdefault("adapter_error", f"{type(exc).__name__}: {exc}")
-        return True
-
-
-def _ms(t0: float) -> float:
-    return round((time.monotonic() - t0) * 1000, 3)
-
-
-def _partial(chunks: list[bytes]) -> str | None:
-    return b"".join(chunks).decode("utf-8", "replace") if chunks else None
+        return headers
