@@ -67,7 +67,10 @@ _HEAD = 4  # secrets are looked for by their first characters: route tokens all 
 def _maybe_credential(text: str) -> bool:
     if len(text) <= SLICE:
         lowered = text.lower()
-        return any(ending in lowered for ending in _CREDENTIAL_ENDINGS)
+        for ending in _CREDENTIAL_ENDINGS:
+            if ending in lowered:
+                return True
+        return False
     overlap = max(map(len, _CREDENTIAL_ENDINGS))
     for start in range(0, len(text), SLICE):
         if start:
@@ -175,8 +178,9 @@ class Cleaner:
 
     def exact(self, value: str) -> str:
         """The relay's own secrets removed, each looked for only where its first characters are."""
+        small = len(value) <= SLICE
         for head, forms in self._by_head.items():
-            if not _holds(value, head):
+            if not (head in value if small else _holds(value, head)):
                 continue
             for form in forms:
                 if form in value:

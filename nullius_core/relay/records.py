@@ -67,6 +67,8 @@ def _encoded(pieces: list[str]) -> list[bytes]:
     """A line's pieces as bytes, its newline added: few enough for one writev(), none long to encode."""
     if len(pieces) == 1 and len(pieces[0]) <= SLICE:
         return [(pieces[0] + "\n").encode()]
+    if sum(map(len, pieces)) <= SLICE:
+        return [("".join(pieces) + "\n").encode()]
     out = []
     for piece in pieces:
         if len(piece) <= SLICE:
@@ -86,8 +88,8 @@ _IOV_MAX = 1000
 
 def _write(fd: int, pieces: list[bytes]) -> None:
     """One writev() (a regular file takes it whole, appended as one); the loop is for a write cut short."""
-    written = os.writev(fd, pieces)
-    total = sum(map(len, pieces))
+    written = os.write(fd, pieces[0]) if len(pieces) == 1 else os.writev(fd, pieces)
+    total = len(pieces[0]) if len(pieces) == 1 else sum(map(len, pieces))
     if written < total:
         rest = b"".join(pieces)[written:]
         while rest:
