@@ -74,7 +74,7 @@ def test_the_relay_raises_its_soft_open_file_limit_to_the_hard_one(nullius_env, 
 
 
 def test_a_call_the_relay_has_no_descriptor_for_gets_the_json_error_and_is_recorded(nullius_env, fake_model, tmp_path):
-    limit = 40  # the hard limit too: nothing to raise it to
+    limit = 64  # the hard limit too: nothing to raise it to
     proc, info = serve_under(limit, limit, nullius_env, fake_model.openai_base_url, tmp_path / "rec")
     held: list[socket.socket] = []
     callers: list[socket.socket] = []
@@ -83,11 +83,11 @@ def test_a_call_the_relay_has_no_descriptor_for_gets_the_json_error_and_is_recor
         path = "/" + info["base_url"].split("/", 3)[3] + "/chat/completions"
         base = descriptors(proc.pid)
         callers = [socket.create_connection((host, int(port))) for _ in range(3)]
-        wait_for(lambda: descriptors(proc.pid) == base + 3, "the callers' connections to be accepted")
+        wait_for(lambda: descriptors(proc.pid) >= base + 3, "the callers' connections to be accepted")
         # every descriptor left taken by connections that never send a byte
         while descriptors(proc.pid) < limit:
             held.append(socket.create_connection((host, int(port))))
-            wait_for(lambda: descriptors(proc.pid) == base + 3 + len(held), "a held connection to be accepted")
+            wait_for(lambda: descriptors(proc.pid) >= min(limit, base + 3 + len(held)), "a held connection to be accepted")
         replies = [post(sock, path, info["token"]) for sock in callers]
         for status, body in replies:  # no descriptor for the provider's connection: the documented error, as JSON
             assert status == 503, (status, body)
