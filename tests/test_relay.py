@@ -299,47 +299,6 @@ def test_a_killed_relay_leaves_records_every_line_of_which_parses(nullius_env, f
             json.loads(line)
 
 
-def test_routes_on_stdin_are_added_and_removed_by_json_lines(nullius_env, fake_model, tmp_path):
-    fake_model.use({"default": {"text": "routed", "usage": USAGE}})
-    env = {**nullius_env, "NULLIUS_RELAY_UPSTREAM_KEY": KEY}  # handed by name, whatever the provider
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", "openai-compatible", "--base-url",
-         fake_model.openai_base_url, "--routes-on-stdin"],
-        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-
-    def ask(request):
-        proc.stdin.write(json.dumps(request) + "\n")
-        proc.stdin.flush()
-        return json.loads(proc.stdout.readline())
-
-    try:
-        ready = json.loads(proc.stdout.readline())
-        assert ready["ready"] is True
-        token = "nlr-given-by-the-backend-0123456789"
-        record = tmp_path / "u0001" / "relay"
-        assert ask({"id": 1, "op": "add", "unit": "u0001", "record": str(record), "token": token, "model": "run-model"}) == {"id": 1, "ok": True}
-        client = openai.OpenAI(base_url=ready["base_url"] + "/u0001/v1", api_key=token, max_retries=0)
-        reply = client.chat.completions.create(model="asked", messages=[{"role": "user", "content": "x"}])
-        assert reply.choices[0].message.content == "routed"
-        other = openai.OpenAI(base_url=ready["base_url"] + "/u0002/v1", api_key=token, max_retries=0)
-        with pytest.raises(openai.APIStatusError):  # a token opens its own route alone
-            other.chat.completions.create(model="asked", messages=[{"role": "user", "content": "x"}])
-        assert ask({"id": 2, "op": "remove", "unit": "u0001"}) == {"id": 2, "ok": True}
-        with pytest.raises(openai.APIStatusError):
-            client.chat.completions.create(model="asked", messages=[{"role": "user", "content": "x"}])
-        bad = ask({"id": 3, "op": "rename", "unit": "u0001"})
-        assert bad["id"] == 3 and bad["ok"] is False and "unknown op" in bad["error"]
-        [call] = [json.loads(line) for line in (record / "calls.jsonl").read_text().splitlines()]
-        assert call["status"] == 200 and call["model_sent"] == "run-model" and call["usage"]["input"] == 100
-        assert KEY not in (record / "calls.jsonl").read_text() and token not in (record / "bodies.jsonl").read_text()
-        proc.stdin.close()  # the end of stdin stops it
-        assert proc.wait(15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-
-
 def test_a_call_in_flight_when_the_relay_stops_is_recorded_cut(fake_model, nullius_env, tmp_path):
     fake_model.use({"default": {"text": "slow words " * 40, "chunk": 5, "pace": 0.5}})  # a minute of stream
     relay = RelayThread(fake_model.openai_base_url, tmp_path / "relay", nullius_env)
