@@ -9,7 +9,8 @@ Measured in one run, alternating local and docker, on this machine:
   network-less container per unit (docker);
 * `nullius run gsm8k reference`: the reference agent answering through the
   fake model (one call per unit), unsandboxed on local; on docker each unit
-  has its network, its relay sidecar and its agent's container.
+  has its door (a loopback-only namespace, the run's relay behind a Unix
+  socket) and its agent's container in the door's namespace.
 
 Printed per case and backend: the medians of the run's wall time and of the
 trials' own durations (result.json's started_at to finished_at), and what

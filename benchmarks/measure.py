@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -68,3 +69,22 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], poll_s: float = 0.0
         "stdout": stdout_path.read_text(errors="replace"),
         "stderr": stderr_path.read_text(errors="replace"),
     }
+
+
+def free_port() -> int:
+    """A port of the loopback nothing listens on (now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    """Until something listens on the loopback's `port`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")

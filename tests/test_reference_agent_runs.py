@@ -119,22 +119,11 @@ SECRET = "the machine's own file, never the job's 5f3c9e"
 
 
 def test_no_check_reads_through_a_link_the_agent_planted(world, tmp_path):
-    from fixtures.models.planter import planter
+    from fixtures.models.planter import run_planted
 
     env, fake, _ = world
-    env = {**env, "NULLIUS_CATALOGUE": str(ROOT / "tests" / "fixtures" / "catalogue")}
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text(SECRET)
-    fake.use(planter(str(outside)))
-    result = run_cli(["run", "readback", "reference", *model_args(fake), "--job-name", "planted"], env)
-    assert result.code == 0, result.output
-    job = Path(env["NULLIUS_JOBS_DIR"]) / "planted"
-    trial = job / "u0000"
-    files = json.loads((trial / "verifier" / "score.json").read_text())["detail"]["files"]
+    files, taken, leaked = run_planted(env, fake, tmp_path, SECRET, model_args(fake), "planted")
     assert files["real.txt"] == files["ok.txt"] == "inside\n"  # a link that stays inside is left, and read
     assert "taken out before the check" in files["answer.txt"] and "taken out before the check" in files["hard.txt"]
-    taken = {line.split("\t")[0]: line.split("\t")[1] for line in (trial / "verifier" / "links.txt").read_text().splitlines()}
     assert taken == {"answer.txt": "a symbolic link", "d/all": "a symbolic link", "up": "a symbolic link", "hard.txt": "a hard link"}
-    leaked = subprocess.run(["grep", "-rlF", SECRET, str(job)], capture_output=True, text=True)
-    assert leaked.returncode == 1 and leaked.stdout == ""  # searched, and no byte of it is in the job
+    assert not leaked  # no byte of it is in the job

@@ -14,6 +14,7 @@ door's folder. Everything is labelled `nullius.job=<job>` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import urllib.parse
@@ -60,16 +61,17 @@ class DockerRoom:
         self._licences = self._licence_servers()
         self._mcp: McpListeners | None = None
         self._agent: ContainerProcess | None = None
+        self._door: asyncio.Future[None] | None = None
 
     # --- opening ---------------------------------------------------------------
 
     async def open(self) -> None:
-        """The door: the relay and the licence servers behind it, before anything of the unit runs."""
+        """The door, the relay and the licence servers behind it: starting while the agent's container is made."""
         relay = urllib.parse.urlsplit(self.relay.base_url)
         self.door.serve("relay", (relay.hostname or "127.0.0.1", relay.port or 80))
         for alias, port, target in self._licences.values():
             self.door.licence(LicenceServer(alias=alias, port=port, target=target))
-        await self.door.start()
+        self._door = asyncio.ensure_future(self.door.start())
 
     # --- MCP servers ---------------------------------------------------------------
 
@@ -132,21 +134,28 @@ class DockerRoom:
             node = await self.backend.node_runtime()  # the base's Node, read-only under /opt/nullius
             volumes.append(f"{node}:{runtime.NODE_DIR}:ro")
             command = runtime.with_node(command)
+        assert self._door is not None
         if self.box is not None:
+            await self._door
             await self.box.start(volumes)
             self._agent = await self.box.exec_agent(command, env, launch.stderr)
             return self._agent
         flags, cli_env = dockercli.by_name(env)
-        await dockercli.arun(["create", "-i", "--init", "--name", name, *self.labels, "--network", self.door.network,
-                              *hardened(self.backend.user), "--workdir", str(launch.cwd),
-                              *(part for v in volumes for part in ("--volume", v)), *flags, self.place.image or self.backend.image,
-                              *command], env=cli_env, timeout=120)
+        # made while the door starts (docker takes the door's name before it runs); started once the door listens
+        await asyncio.gather(self._door, dockercli.arun(
+            ["create", "-i", "--init", "--name", name, *self.labels, "--network", self.door.network, *hardened(self.backend.user),
+             "--workdir", str(launch.cwd), *(part for v in volumes for part in ("--volume", v)), *flags,
+             self.place.image or self.backend.image, *command], env=cli_env, timeout=120))
         self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
         return self._agent
 
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
+        if self._door is not None:  # a door still starting is stopped; one that failed has said so already
+            self._door.cancel()
+            with contextlib.suppress(BaseException):
+                await self._door
         # when this returns, the unit's calls are recorded: it is scored from them
         await self._route.close()
         if self._mcp is not None:

@@ -261,25 +261,14 @@ SECRET = "the machine's own file, never the job's 9b41d2"
 def test_no_check_reads_through_a_link_an_agent_in_a_container_planted(world, tmp_path):
     """Harmless inside its container, `answer.txt -> /outside/secret.txt` would lead the driver, on this machine, to this machine's file."""
     sys.path.insert(0, str(REPO / "tests"))
-    from fixtures.models.planter import planter
+    from fixtures.models.planter import run_planted
 
     env, fake, _ = world
-    env = {**env, "NULLIUS_CATALOGUE": str(REPO / "tests" / "fixtures" / "catalogue")}
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text(SECRET)
-    fake.use(planter(str(outside)))
-    result = run_cli(["run", "readback", "reference", *model_args(fake), "--job-name", "planted-docker"], env)
-    assert result.code == 0, result.output
-    job = Path(env["NULLIUS_JOBS_DIR"]) / "planted-docker"
-    trial = job / "u0000"
-    files = json.loads((trial / "verifier" / "score.json").read_text())["detail"]["files"]
+    files, taken, leaked = run_planted(env, fake, tmp_path, SECRET, model_args(fake), "planted-docker")
     assert files["real.txt"] == files["ok.txt"] == "inside\n"
     assert "taken out before the check" in files["answer.txt"] and "hard.txt" not in files  # no hard link: the file is not in the container
-    taken = {line.split("\t")[0] for line in (trial / "verifier" / "links.txt").read_text().splitlines()}
-    assert taken == {"answer.txt", "d/all", "up"}
-    leaked = subprocess.run(["grep", "-rlF", SECRET, str(job)], capture_output=True, text=True)
-    assert leaked.returncode == 1 and leaked.stdout == ""
+    assert set(taken) == {"answer.txt", "d/all", "up"}
+    assert not leaked
     assert labelled("planted-docker") == {"containers": [], "networks": [], "volumes": []}
 
 
