@@ -11,7 +11,6 @@ it is at the start, for what a killed run of the same job left.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ class DockerBackend:
         self.user = f"{os.getuid()}:{os.getgid()}"
         self.job = ""
         self.prefix = ""
+        self.folder = ""
         self.image = ""
         self._lock = asyncio.Lock()
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
@@ -55,8 +55,10 @@ class DockerBackend:
     async def start(self, context: RunContext) -> None:
         self.job = context.job
         self.job_dir = context.job_dir
-        # names stay short and unique per job; the label carries the job's whole name
-        self.prefix = "nullius-" + hashlib.sha256(context.job.encode()).hexdigest()[:10]
+        # names stay short and unique per job folder (one job name may be run in two jobs folders at once);
+        # the labels carry the job's whole name and its folder's digest
+        self.folder = sweep.folder_label(context.job_dir)
+        self.prefix = "nullius-" + self.folder[:10]
         progress = self.progress = context.progress
 
         def say(state: str, fields: dict[str, Any]) -> None:
@@ -65,11 +67,11 @@ class DockerBackend:
 
         self.images_dir = context.paths.standard_dir / "images"
         # a resumed job's killed run may have left containers still working: they go before any unit runs again
-        await asyncio.to_thread(sweep.sweep, self.job, 0)
+        await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder)
         self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say)
 
     def labels(self, unit: str | None = None) -> list[str]:
-        out = ["--label", f"nullius.job={self.job}"]
+        out = ["--label", f"nullius.job={self.job}", "--label", f"nullius.folder={self.folder}"]
         if unit is not None:
             out += ["--label", f"nullius.unit={unit}"]
         return out
@@ -195,4 +197,4 @@ class DockerBackend:
         if self._later:
             await asyncio.gather(*self._later, return_exceptions=True)
         if self.job:
-            await asyncio.to_thread(sweep.sweep, self.job, 0)
+            await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -56,13 +57,14 @@ def base_command() -> None:
 @click.option("--all", "every", is_flag=True, help="Every job's leftovers, not one job's.")
 @click.option("--json", "as_json", is_flag=True, help="What was removed, as JSON.")
 def sweep_command(job: str | None, every: bool, as_json: bool) -> None:
-    """Remove the containers, networks and volumes labelled nullius.job=JOB (a job's name or folder)."""
+    """Remove the containers, networks and volumes of job JOB: its folder's, or, by name, those of every folder of that name."""
     if not job and not every:
         click.echo("nullius: name the job (its name or its folder), or give --all", err=True)
         sys.exit(2)
     name = job.rstrip("/").rsplit("/", 1)[-1] if job else None
+    folder = sweep.folder_label(Path(job)) if job and not every and Path(job).is_dir() else None
     try:
-        removed = sweep.sweep(None if every else name)
+        removed = sweep.sweep(None if every else name, folder=folder)
     except dockercli.DockerError as exc:
         click.echo(f"nullius: {exc}", err=True)
         sys.exit(2)

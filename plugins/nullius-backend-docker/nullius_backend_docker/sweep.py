@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
+from pathlib import Path
 
 from nullius_backend_docker import dockercli
 
@@ -10,13 +12,23 @@ SWEEP_SECONDS = 60
 SETTLE_SECONDS = 2.0
 
 
-def leftovers(job: str | None) -> dict[str, list[str]]:
-    """What carries the label (`nullius.job=<job>`, or any `nullius.job` when job is None), by kind."""
-    label = f"label=nullius.job={job}" if job else "label=nullius.job"
+def folder_label(job_dir: Path) -> str:
+    """The label value naming one job folder: two jobs of one name in two jobs folders never sweep each other."""
+    return hashlib.sha256(str(job_dir.resolve()).encode()).hexdigest()[:16]
+
+
+def leftovers(job: str | None, folder: str | None = None) -> dict[str, list[str]]:
+    """What carries the label (`nullius.job=<job>`, or any `nullius.job` when job is None), by kind.
+
+    With folder, only what also carries `nullius.folder=<folder>` (one job folder's run).
+    """
+    filters = ["--filter", f"label=nullius.job={job}" if job else "label=nullius.job"]
+    if folder:
+        filters += ["--filter", f"label=nullius.folder={folder}"]
     return {
-        "containers": dockercli.run(["ps", "-aq", "--filter", label], timeout=60).split(),
-        "networks": dockercli.run(["network", "ls", "-q", "--filter", label], timeout=60).split(),
-        "volumes": dockercli.run(["volume", "ls", "-q", "--filter", label], timeout=60).split(),
+        "containers": dockercli.run(["ps", "-aq", *filters], timeout=60).split(),
+        "networks": dockercli.run(["network", "ls", "-q", *filters], timeout=60).split(),
+        "volumes": dockercli.run(["volume", "ls", "-q", *filters], timeout=60).split(),
     }
 
 
@@ -28,7 +40,7 @@ def _quietly(argv: list[str]) -> None:
         pass
 
 
-def sweep(job: str | None, settle: float = SETTLE_SECONDS) -> dict[str, list[str]]:
+def sweep(job: str | None, settle: float = SETTLE_SECONDS, folder: str | None = None) -> dict[str, list[str]]:
     """Remove them (containers first: a network in use cannot go) until none is left for `settle` seconds.
 
     What was found, by kind. A DockerError names what is still there after
@@ -39,7 +51,7 @@ def sweep(job: str | None, settle: float = SETTLE_SECONDS) -> dict[str, list[str
     deadline = time.monotonic() + SWEEP_SECONDS
     empty_since: float | None = None
     while True:
-        left = leftovers(job)
+        left = leftovers(job, folder)
         for kind, ids in left.items():
             found[kind] += [i for i in ids if i not in found[kind]]
         if not any(left.values()):

@@ -20,6 +20,7 @@ from nullius_core.testing import isolated_env
 from nullius_core.testing.fake_model import running_fake_model
 
 from nullius_backend_docker import dockercli
+from nullius_backend_docker.sweep import folder_label
 
 REPO = Path(__file__).resolve().parents[3]
 PLAYER = REPO / "tests" / "fixtures" / "models" / "kit_player.py"
@@ -59,11 +60,13 @@ def events_since(since: float, fmt: str, *filters: str) -> list[str]:
     return docker("events", "--since", str(int(since)), "--until", until, *filters, "--format", fmt).split()
 
 
-def labelled(job: str) -> dict[str, list[str]]:
+def labelled(env: dict[str, str], job: str) -> dict[str, list[str]]:
+    """What carries the labels of the job of that name in the test's jobs folder (another run's leftovers of that name are not)."""
+    filters = ["--filter", f"label=nullius.job={job}", "--filter", f"label=nullius.folder={folder_label(Path(env['NULLIUS_JOBS_DIR']) / job)}"]
     return {
-        "containers": docker("ps", "-aq", "--filter", f"label=nullius.job={job}").split(),
-        "networks": docker("network", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
-        "volumes": docker("volume", "ls", "-q", "--filter", f"label=nullius.job={job}").split(),
+        "containers": docker("ps", "-aq", *filters).split(),
+        "networks": docker("network", "ls", "-q", *filters).split(),
+        "volumes": docker("volume", "ls", "-q", *filters).split(),
     }
 
 

@@ -20,6 +20,7 @@ from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
 from docker_world import (DOOR_PORTS, KEY, PLAYER, REPO, docker, events_since, labelled, listening_everywhere, machine_addresses, model_args,
                           scan_command, the_scan_in)
+from nullius_backend_docker.sweep import folder_label
 
 
 def test_the_reference_agent_proves_its_ports_in_containers_without_consent(world):
@@ -43,7 +44,7 @@ def test_the_reference_agent_proves_its_ports_in_containers_without_consent(worl
     assert calls and all(c["status"] == 200 for c in calls)  # recorded by the run's relay, on the unit's route, through its door
     for job in ports.values():
         if job.get("job"):
-            assert labelled(job["job"]) == {"containers": [], "networks": [], "volumes": []}
+            assert labelled(env, job["job"]) == {"containers": [], "networks": [], "volumes": []}
 
 
 def _inspect(*ids: str) -> list[dict]:
@@ -105,11 +106,11 @@ def test_the_key_is_in_no_container_the_agent_has_no_network_and_a_killed_job_is
         # killed mid-run: what it started stays behind, until the sweep (the door, attached, may go by itself)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        assert agent["Id"][:12] in labelled(job)["containers"]
+        assert agent["Id"][:12] in labelled(env, job)["containers"]
         swept = run_cli(["docker", "sweep", job, "--json"], env)
         assert swept.code == 0, swept.output
         assert agent["Id"][:12] in json.loads(swept.stdout)["containers"]
-        assert labelled(job) == {"containers": [], "networks": [], "volumes": []}
+        assert labelled(env, job) == {"containers": [], "networks": [], "volumes": []}
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -151,23 +152,23 @@ def test_a_killed_job_resumes_its_containers_swept_first(world):
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not labelled("killed-docker")["containers"]:
+        while time.monotonic() < deadline and not labelled(env, "killed-docker")["containers"]:
             time.sleep(0.3)
-        agents = [c for c in _inspect(*labelled("killed-docker")["containers"]) if c["Name"].endswith("-agent")]
+        agents = [c for c in _inspect(*labelled(env, "killed-docker")["containers"]) if c["Name"].endswith("-agent")]
         while time.monotonic() < deadline and not agents:
             time.sleep(0.3)
-            agents = [c for c in _inspect(*labelled("killed-docker")["containers"]) if c["Name"].endswith("-agent")]
+            agents = [c for c in _inspect(*labelled(env, "killed-docker")["containers"]) if c["Name"].endswith("-agent")]
         assert agents, "no agent container started"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(60)
-    assert agents[0]["Id"][:12] in labelled("killed-docker")["containers"]  # still there, working in the unit's folder
+    assert agents[0]["Id"][:12] in labelled(env, "killed-docker")["containers"]  # still there, working in the unit's folder
     fake.use({"default": {"text": "def f(): pass"}})
     resumed = run_cli(["run", "--resume", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker")], env)
     assert resumed.code == 0, resumed.output
     result = json.loads((Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker" / "result.json").read_text())
     assert result["standard"]["state"] == "finished" and result["stats"]["n_completed_trials"] == 1 and result["standard"]["errored"] == 0
-    assert labelled("killed-docker") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "killed-docker") == {"containers": [], "networks": [], "volumes": []}
 
 
 def test_ctrl_c_leaves_nothing_of_the_job(world):
@@ -188,7 +189,7 @@ def test_ctrl_c_leaves_nothing_of_the_job(world):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert labelled(job) == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, job) == {"containers": [], "networks": [], "volumes": []}
 
 
 def test_humaneval_checks_run_in_throwaway_containers(world):
@@ -203,6 +204,23 @@ def test_humaneval_checks_run_in_throwaway_containers(world):
         assert all(t.get("exception_info") is None for t in trials)
     started = events_since(since, '{{index .Actor.Attributes "nullius.job"}}', "--filter", "event=start")
     assert started.count("he-oracle") == 4 and started.count("he-nop") == 4  # one container per check
+
+
+def test_a_run_never_sweeps_a_job_of_its_name_in_another_jobs_folder(world, tmp_path):
+    """Two jobs folders may each hold a job named `twin`, run at once: each run's sweeps take only its own folder's containers."""
+    env, _, _ = world
+    from nullius_backend_docker import image
+
+    tag = image.ensure_base(tmp_path / "images")
+    other = tmp_path / "elsewhere" / "twin"
+    theirs = docker("create", "--label", "nullius.job=twin", "--label", f"nullius.folder={folder_label(other)}", tag, "true").strip()
+    try:
+        result = run_cli(["run", "humaneval", "oracle", "--backend", "docker", "--limit", "1", "--job-name", "twin"], env)
+        assert result.code == 0, result.output
+        assert docker("ps", "-aq", "--no-trunc", "--filter", f"id={theirs}").strip() == theirs  # the other folder's job keeps it
+        assert labelled(env, "twin") == {"containers": [], "networks": [], "volumes": []}
+    finally:
+        subprocess.run(["docker", "rm", "-f", theirs], capture_output=True, timeout=120)
 
 
 def test_a_check_never_reads_through_a_link_the_agent_planted(world, tmp_path):
@@ -220,6 +238,7 @@ def test_a_check_never_reads_through_a_link_the_agent_planted(world, tmp_path):
 
     backend = DockerBackend()
     backend.image, backend.job = tag, "link-test"
+    backend.folder = folder_label(Path(env["NULLIUS_JOBS_DIR"]) / "link-test")
     sandbox = backend.sandbox()
     seen = subprocess.run([*sandbox["argv"], "--volume", f"{workspace}:/work:ro", sandbox["image"], "cat", "/work/planted"],
                           capture_output=True, text=True, timeout=60)
@@ -252,7 +271,7 @@ def test_a_check_never_reads_through_a_link_the_agent_planted(world, tmp_path):
     finally:
         driver.stdin.close()
         driver.wait(60)
-        subprocess.run(["docker", "rm", "-f", *labelled("link-test")["containers"]], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", *labelled(env, "link-test")["containers"]], capture_output=True)
 
 
 SECRET = "the machine's own file, never the job's 9b41d2"
@@ -269,7 +288,7 @@ def test_no_check_reads_through_a_link_an_agent_in_a_container_planted(world, tm
     assert "taken out before the check" in files["answer.txt"] and "hard.txt" not in files  # no hard link: the file is not in the container
     assert set(taken) == {"answer.txt", "d/all", "up"}
     assert not leaked
-    assert labelled("planted-docker") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "planted-docker") == {"containers": [], "networks": [], "volumes": []}
 
 
 def reader(request: FakeRequest) -> Reply:
@@ -293,7 +312,7 @@ def test_a_capability_runs_in_a_container_of_its_own(world):
     started = events_since(since, "{{.Actor.Attributes.name}}", "--filter", "event=start", "--filter", "label=nullius.job=bm25-docker")
     assert sorted(n.rsplit("-", 2)[-2:][0] for n in started) == [f"u000{i}" for i in range(4)]
     assert all(n.endswith("-capability") for n in started)
-    assert labelled("bm25-docker") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "bm25-docker") == {"containers": [], "networks": [], "volumes": []}
 
 
 def test_without_docker_the_run_says_what_it_needs(world, tmp_path):

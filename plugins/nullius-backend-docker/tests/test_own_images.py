@@ -73,7 +73,7 @@ def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
 
     bad = found["badpull"]["exception_info"]
     assert bad["exception_type"] == "EnvironmentSetupError" and "image.pull" in bad["exception_message"] and "sha256" in bad["exception_message"]
-    assert labelled("own-oracle") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "own-oracle") == {"containers": [], "networks": [], "volumes": []}
 
     # built once: the next run finds it by its hash
     again = run_cli(["run", "ownbench", "nop", "--backend", "docker", "--job-name", "own-nop"], env)
@@ -87,7 +87,7 @@ def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
     assert local.code == 0, local.output
     assert outcomes(trials(jobs, "own-local"))["answer"] == "passed"
     assert json.loads((jobs / "own-local" / "config.json").read_text())["standard"]["backend"]["name"] == "local"
-    assert labelled("own-local") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "own-local") == {"containers": [], "networks": [], "volumes": []}
 
 
 SCAN_TARGETS = ["127.0.0.1", *machine_addresses()]
@@ -142,7 +142,7 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     # the home it wrote as the image's user (root) is given back
     made = unit / ".work" / "home" / "made-in-the-box"
     assert made.exists() and made.stat().st_uid == os.getuid()
-    assert labelled("own-agent") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "own-agent") == {"containers": [], "networks": [], "volumes": []}
 
     # on the local backend an agent's unit in an own image is refused, naming what it needs
     local = run_cli(["run", "ownbench", "reference", *model_args(fake)[:-2], "--unsandboxed", "--job-name", "own-agent-local"], env)
@@ -190,7 +190,7 @@ def test_an_agent_whose_runtime_needs_glibc_is_not_run_in_a_musl_image(world, tm
     assert refused["exception_type"] == "EnvironmentSetupError"
     assert refused["exception_message"] == "not run: the agent's runtime (python) needs glibc; this task's image is musl-based"
     assert not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").exists() or not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").read_text()
-    assert labelled("own-musl") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "own-musl") == {"containers": [], "networks": [], "volumes": []}
 
 
 def claude_box_player(request: FakeRequest) -> Reply:
@@ -224,7 +224,7 @@ def test_an_agent_from_npm_runs_on_the_bases_node_in_an_image_without_node(world
     assert all(json.loads(line)["status"] == 200 for line in (unit / "agent" / "calls.jsonl").read_text().splitlines())
     leaked = subprocess.run(["grep", "-rlF", env["ANTHROPIC_API_KEY"], str(jobs / "own-claude")], capture_output=True, text=True)
     assert leaked.returncode == 1 and leaked.stdout == ""  # searched, and not found in any record
-    assert labelled("own-claude") == {"containers": [], "networks": [], "volumes": []}
+    assert labelled(env, "own-claude") == {"containers": [], "networks": [], "volumes": []}
 
 
 def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path):
