@@ -40,6 +40,16 @@ class Paths:
             settings=config / "settings.json",
         )
 
+    # What moves each place: the variable first, then what its default is made of.
+    MOVED_BY = {
+        "user catalogue": "NULLIUS_CATALOGUE (default: $XDG_CONFIG_HOME/nullius/catalogue, ~/.config/nullius/catalogue)",
+        "STANDARD_DIR": "STANDARD_DIR (default: $XDG_DATA_HOME/nullius/standard, ~/.local/share/nullius/standard)",
+        "STANDARD_DATA_DIR": "STANDARD_DATA_DIR (default: $STANDARD_DIR/datasets)",
+        "SECRETS_DIR": "SECRETS_DIR (default: $XDG_CONFIG_HOME/nullius/secrets)",
+        "jobs": "NULLIUS_JOBS_DIR, or a run's --jobs-dir (default: ./jobs, in the folder you run from)",
+        "settings": "XDG_CONFIG_HOME (default: ~/.config/nullius/settings.json)",
+    }
+
     def as_dict(self) -> dict[str, str]:
         return {
             "user catalogue": str(self.catalogue),

@@ -137,7 +137,8 @@ def test_no_grandchild_survives_its_agent(env, fake_model, tmp_path):
 def test_a_429_on_the_last_call_is_rate_limited(env, fake_model, tmp_path):
     fake_model.use({"default": {"fault": {"status": 429, "retry_after": 1}}})
     result = run_agent(env, fake_model, "ask", "--limit", "1", "--job-name", "r")
-    assert result.code == 0
+    assert result.code == 1  # its every unit failed for the provider: the run failed, saying so
+    assert json.loads((tmp_path / "jobs" / "r" / "result.json").read_text())["standard"]["state"] == "failed"
     trial = trials(tmp_path / "jobs" / "r")["u0000"]
     assert trial["exception_info"]["exception_type"] == "ApiRateLimitError" and trial["standard"]["outcome"] == "rate_limited"
     assert len(fake_model.requests) == 1  # never retried by the relay

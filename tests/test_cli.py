@@ -29,7 +29,9 @@ def test_standard_spelling_is_the_same_command(env_good):
 
 def test_paths_follow_the_variables(nullius_env, tmp_path):
     env = {**nullius_env, "STANDARD_DIR": str(tmp_path / "std"), "SECRETS_DIR": str(tmp_path / "sec"), "NULLIUS_CATALOGUE": str(tmp_path / "cat")}
-    paths = json.loads(run_cli(["paths", "--json"], env).stdout)
+    described = json.loads(run_cli(["paths", "--json"], env).stdout)
+    assert all(d["moved_by"] for d in described.values()) and described["jobs"]["moved_by"].startswith("NULLIUS_JOBS_DIR")
+    paths = {name: d["path"] for name, d in described.items()}
     assert paths["STANDARD_DIR"] == str(tmp_path / "std")
     assert paths["STANDARD_DATA_DIR"] == str(tmp_path / "std" / "datasets")
     assert paths["SECRETS_DIR"] == str(tmp_path / "sec")

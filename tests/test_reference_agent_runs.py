@@ -31,6 +31,29 @@ def model_args(fake):
     return ["--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--unsandboxed"]
 
 
+def _user_copy(env) -> list[Path]:
+    catalogue = Path(env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue"
+    return list(catalogue.rglob("agent.json")) if catalogue.exists() else []
+
+
+def test_a_conform_against_a_dead_url_or_one_without_v1_proves_nothing_and_takes_nothing_back(world):
+    """A configuration mistake is refused, naming its cause: the shipped proofs stand, no user copy is written."""
+    env, fake, _ = world
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    for url, kind in ((dead, "ApiConnectionError"), (fake.openai_base_url.removesuffix("/v1"), "ApiProviderResourceNotFoundError")):
+        result = run_cli(["conform", "reference", "--model", "fake-model", "--provider", "openai-compatible", "--base-url", url,
+                          "--unsandboxed"], env)
+        assert result.code == 2, result.output
+        assert "conform refused: the kit agent." in result.stderr and kind in result.stderr and "nothing of it is proven or taken back" in result.stderr
+        assert _user_copy(env) == []  # no "nothing proven" copy shadows the plugin's definition
+        fit = run_cli(["fit", "gsm8k", "--json"], env)
+        assert "reference" in json.loads(fit.stdout)["fits"]  # the shipped proofs still stand
+
+
 def test_the_reference_agent_proves_task_workspace_and_conversation(world):
     env, fake, root = world
     fake.use(f"{PLAYER}:respond")

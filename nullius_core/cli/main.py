@@ -6,29 +6,49 @@ up after its own options are parsed, so `-p no:NAME` applies to them too.
 
 from __future__ import annotations
 
+import importlib
 import platform
 
 import click
 
 from nullius_core import __version__
-from nullius_core.cli.base import Refused, session_for
-from nullius_core.cli.catalogue_commands import check, fit_, list_, new
-from nullius_core.cli.plugin_commands import paths, plugins
-from nullius_core.cli.fake_model_command import fake_model
-from nullius_core.cli.relay_command import relay
-from nullius_core.cli.run_commands import conform_cmd, data_group, merge_cmd, prove_cmd, run
-from nullius_core.cli.secrets_command import secrets_group
-from nullius_core.limits import raise_open_files
-from nullius_core.logs import configure_logging
-from nullius_core.plugins.manager import PluginError
 
-BUILTIN = [list_, check, fit_, new, plugins, paths, run, prove_cmd, conform_cmd, merge_cmd, data_group, relay, fake_model, secrets_group]
+# The built-in commands, imported when one is asked for: `nullius --version`
+# and a command's own --help load no engine, no relay, no plugin.
+BUILTIN: dict[str, tuple[str, str]] = {
+    "list": ("nullius_core.cli.catalogue_commands", "list_"),
+    "check": ("nullius_core.cli.catalogue_commands", "check"),
+    "fit": ("nullius_core.cli.catalogue_commands", "fit_"),
+    "new": ("nullius_core.cli.catalogue_commands", "new"),
+    "plugins": ("nullius_core.cli.plugin_commands", "plugins"),
+    "paths": ("nullius_core.cli.plugin_commands", "paths"),
+    "run": ("nullius_core.cli.run_commands", "run"),
+    "view": ("nullius_core.cli.view_command", "view"),
+    "prove": ("nullius_core.cli.run_commands", "prove_cmd"),
+    "conform": ("nullius_core.cli.run_commands", "conform_cmd"),
+    "merge": ("nullius_core.cli.run_commands", "merge_cmd"),
+    "data": ("nullius_core.cli.run_commands", "data_group"),
+    "relay": ("nullius_core.cli.relay_command", "relay"),
+    "fake-model": ("nullius_core.cli.fake_model_command", "fake_model"),
+    "secrets": ("nullius_core.cli.secrets_command", "secrets_group"),
+}
+
+
+def builtin(name: str) -> click.Command | None:
+    """The built-in command of that name, imported now (None: no such built-in)."""
+    where = BUILTIN.get(name)
+    if where is None:
+        return None
+    return getattr(importlib.import_module(where[0]), where[1])
 
 
 class NulliusGroup(click.Group):
     """Built-in commands first, then those plugins register."""
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        from nullius_core.cli.base import Refused, session_for
+        from nullius_core.plugins.manager import PluginError
+
         try:
             session = session_for(ctx)
             registry = session.commands
@@ -36,7 +56,7 @@ class NulliusGroup(click.Group):
             raise Refused(str(exc)) from None
         found = {}
         for registered in registry.entries():
-            if registered.name in cli.commands:
+            if registered.name in BUILTIN or registered.name == "standard":
                 # The built-in stays; the plugin is told off once, in its status and a warning.
                 session.set_aside(registered.plugin, f"its command {registered.name!r} has a built-in command's name")
                 continue
@@ -44,13 +64,13 @@ class NulliusGroup(click.Group):
         return found
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *self._plugin_commands(ctx)} - {"standard"}) + ["standard"]
+        return sorted({*BUILTIN, *self._plugin_commands(ctx)}) + ["standard"]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         # Plugin commands are looked up even for a built-in, so that a plugin
         # taking a built-in's name is reported whatever the user runs.
         plugin_commands = self._plugin_commands(ctx)
-        return self.commands.get(cmd_name) or plugin_commands.get(cmd_name)
+        return self.commands.get(cmd_name) or builtin(cmd_name) or plugin_commands.get(cmd_name)
 
 
 class StandardGroup(NulliusGroup):
@@ -97,17 +117,17 @@ def standard() -> None:
     """The same commands, as the standard spells them (nullius standard list, ...)."""
 
 
-for command in BUILTIN:
-    cli.add_command(command)
-
-
 def main() -> None:
     # Logging is configured before the session loads plugins, so a broken
     # plugin's warning is already in the chosen format.
     import sys
 
-    configure_logging(_peek_log_format(sys.argv[1:]), _peek_verbosity(sys.argv[1:]))
-    raise_open_files()  # a run's relay holds two descriptors a stream; the soft limit is raised to the hard one
+    if sys.argv[1:] != ["--version"]:  # the version alone needs neither (structlog costs a tenth of a second)
+        from nullius_core.limits import raise_open_files
+        from nullius_core.logs import configure_logging
+
+        configure_logging(_peek_log_format(sys.argv[1:]), _peek_verbosity(sys.argv[1:]))
+        raise_open_files()  # a run's relay holds two descriptors a stream; the soft limit is raised to the hard one
     cli(prog_name="nullius")
 
 

@@ -6,6 +6,7 @@ import click
 from rich.table import Table
 
 from nullius_core.cli.base import console, json_option, print_json, refusals, session_for
+from nullius_core.paths import Paths
 
 
 @click.command("plugins")
@@ -60,8 +61,8 @@ def paths(as_json: bool) -> None:
     session = session_for(click.get_current_context())
     data = session.paths.as_dict()
     if as_json:
-        print_json(data)
+        print_json({name: {"path": value, "moved_by": Paths.MOVED_BY[name]} for name, value in data.items()})
         return
     width = max(len(k) for k in data)
     for name, value in data.items():
-        click.echo(f"{name.ljust(width)}  {value}")
+        click.echo(f"{name.ljust(width)}  {value}\n{' ' * width}  moved by {Paths.MOVED_BY[name]}")

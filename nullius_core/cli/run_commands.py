@@ -13,6 +13,7 @@ import click
 
 from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run import data
@@ -22,6 +23,7 @@ from nullius_core.run.shard import Shard
 from nullius_core.run.spec import RunSpec
 
 CANCELLED_EXIT = 130
+RUN_FAILED = 1  # the run stopped for its provider, or every unit errored for a reason not the agent's
 # prove's exit statuses: 0 every check passed, 1 a check ran and failed,
 # 2 refused (USAGE_ERROR: nothing ran, or not what was asked), 3 it broke.
 PROVE_FAILED = 1
@@ -143,9 +145,13 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
         click.echo("cancelled before the units started", err=True)
         sys.exit(CANCELLED_EXIT)
     click.echo(str(outcome.job_dir))
+    summarize(outcome.job_dir)
     if outcome.state == "cancelled":
         click.echo(f"cancelled; finish it with: nullius run --resume {outcome.job_dir}", err=True)
         sys.exit(CANCELLED_EXIT)
+    if outcome.state in ("stopped", "failed"):
+        click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; when it is fixed: nullius run --resume {outcome.job_dir}", err=True)
+        sys.exit(RUN_FAILED)
 
 
 # Options a resumed run takes from the job's config; given again, they must agree.
@@ -340,11 +346,11 @@ def conform_cmd(participant: str, **options: Any) -> None:
         concurrency=options["concurrency"],
         ports=tuple(options["ports"]),
     )
-    from nullius_core.run.conform import ConformCancelled
+    from nullius_core.run.conform import ConformCancelled, ConformRefused
 
     try:
         results = conform(session, request, Progress())
-    except RunRefused as exc:
+    except (RunRefused, ConformRefused) as exc:
         raise Refused(f"conform refused: {exc}") from None
     except ConformCancelled as exc:
         click.echo(f"cancelled: {exc}; the kits before it are recorded, that one is not", err=True)

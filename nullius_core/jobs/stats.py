@@ -3,17 +3,22 @@
 Harbor's rules: trials group by `agent__model__dataset`; the mean counts an
 errored trial's missing reward as 0; pass@k (unbiased, averaged over tasks)
 is given only when every trial's reward is a single 0 or 1, for k in
-{2, 4, 8, ...} and {5, 10, 15, ...} up to the fewest trials of a task.
-Nullius adds: the mean weighed by each unit's `parts`, pass^k for repeats
-(C(c, k) / C(n, k) averaged over the units, an errored unit left out), and
-counts of outcomes.
+{2, 4, 8, ...} and {5, 10, 15, ...} up to the fewest trials of a task. One
+change to them: a trial outside the agent's doing (failures.py: a rate limit,
+a refused key, a provider that did not answer, a cancelled run) is left out
+of both, as it is of Nullius's own mean.
+Nullius adds: the mean weighed by each unit's `parts` and its 95% interval,
+pass^k for repeats (C(c, k) / C(n, k) averaged over the units, an errored
+unit left out), counts of outcomes, and errors by kind and by phase.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from math import comb
+from math import comb, sqrt
 from typing import Any
+
+from nullius_core.failures import in_mean, kind_of
 
 
 def evals_key(trial: dict[str, Any]) -> str:
@@ -52,7 +57,7 @@ def _pass_at_k(n: int, c: int, k: int) -> float:
 
 def pass_at_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     by_task: dict[str, list[int]] = defaultdict(list)
-    for trial in trials:
+    for trial in filter(in_mean, trials):
         rewards = _rewards(trial)
         if rewards is None:
             by_task[trial["task_name"]].append(0)
@@ -145,52 +150,91 @@ def _key(value: float) -> str:
 
 
 def _mean(trials: list[dict[str, Any]]) -> float:
-    """Harbor's mean: a missing reward counts as 0."""
+    """Harbor's mean: a missing reward counts as 0 (a trial outside the agent's doing is left out: failures.py)."""
     values = []
-    for trial in trials:
+    for trial in filter(in_mean, trials):
         rewards = _rewards(trial)
         values.append(float(next(iter(rewards.values()))) if rewards else 0.0)
     return sum(values) / len(values) if values else 0.0
 
 
 def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, Any]:
-    """Nullius's own reading of a job: outcomes, the mean weighed by parts, the breakdown by part."""
-    passed = failed = errored = cancelled = 0
-    weighted = weight = 0.0
+    """Nullius's own reading of a job: outcomes, errors by kind, the mean weighed by parts and its interval, the breakdown by part.
+
+    A trial outside the agent's doing (failures.py: rate-limited, a refused
+    key, a provider that did not answer, cancelled) weighs nothing in the mean
+    and is counted apart in `left_out`.
+    """
+    outcomes: dict[str, int] = defaultdict(int)
+    errors: dict[str, int] = defaultdict(int)
+    left_out: dict[str, int] = defaultdict(int)
+    counted: list[tuple[float, float]] = []  # (reward, weight) of each trial in the mean
     breakdown: dict[str, dict[str, list[float]]] = {}
     for trial in trials:
         own = trial.get("standard") or {}
         exception = trial.get("exception_info")
         rewards = _rewards(trial)
-        if exception is not None and exception["exception_type"] == "CancelledError":
-            cancelled += 1
-            continue  # cancelled is not a result: it weighs nothing in the mean
+        if exception is not None:
+            errors[exception["exception_type"]] += 1
+        if not in_mean(trial):
+            left_out[exception["exception_type"]] += 1
+            continue
         if exception is not None and rewards is None:
-            errored += 1
+            outcomes["errored"] += 1
         elif own.get("passed") is True:
-            passed += 1
+            outcomes["passed"] += 1
         else:
-            failed += 1
+            outcomes["failed"] += 1
         reward = float(next(iter(rewards.values()))) if rewards else 0.0
-        parts = own.get("parts") or {}
-        n = float(parts.get("n", 1)) if isinstance(parts, dict) else 1.0
-        weighted += reward * n
-        weight += n
-        by = parts.get("by") if isinstance(parts, dict) else None
-        for part in (parts.get("parts") or []) if isinstance(parts, dict) else []:
+        parts = own.get("parts") if isinstance(own.get("parts"), dict) else {}
+        counted.append((reward, float(parts.get("n", 1))))
+        by = parts.get("by")
+        for part in parts.get("parts") or []:
             if by and isinstance(part, dict) and by in part and "reward" in part:
                 breakdown.setdefault(by, {}).setdefault(str(part[by]), []).append(float(part["reward"]))
+    weight = sum(w for _, w in counted)
+    mean = sum(r * w for r, w in counted) / weight if weight else 0.0
     out: dict[str, Any] = {
         "trials": len(trials),
         "planned": n_total,
-        "errored": errored,
-        "cancelled": cancelled,
-        "mean": weighted / weight if weight else 0.0,
+        "errored": outcomes["errored"],
+        "cancelled": left_out.get("CancelledError", 0),
+        "left_out": sum(left_out.values()),
+        "in_mean": len(counted),
+        "mean": mean,
+        "mean_ci95": interval([r for r, _ in counted], mean, kind),
+        "errors": {name: errors[name] for name in sorted(errors)},
+        "errors_by_phase": _phases(errors),
     }
     if kind == "pass":
-        out.update(passed=passed, failed=failed)
+        out.update(passed=outcomes["passed"], failed=outcomes["failed"])
     else:
-        out.update(scored=passed + failed)
+        out.update(scored=outcomes["passed"] + outcomes["failed"])
     if breakdown:
         out["parts"] = {by: {v: sum(r) / len(r) for v, r in groups.items()} for by, groups in breakdown.items()}
     return out
+
+
+def _phases(errors: dict[str, int]) -> dict[str, int]:
+    phases: dict[str, int] = defaultdict(int)
+    for name, n in errors.items():
+        kind = kind_of(name)
+        if kind is not None:
+            phases[kind.phase.value] += n
+    return dict(sorted(phases.items()))
+
+
+def interval(rewards: list[float], mean: float, kind: str) -> list[float] | None:
+    """A 95% interval of the mean: Wilson's for pass/fail rewards (it holds at 0 of 5), the normal one's otherwise; None under 2."""
+    n = len(rewards)
+    if n < 2:
+        return None
+    z = 1.959964
+    if kind == "pass" and all(r in (0.0, 1.0) for r in rewards):
+        p = sum(rewards) / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+    sd = sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
+    half = z * sd / sqrt(n)
+    return [round(mean - half, 4), round(mean + half, 4)]

@@ -17,7 +17,7 @@ import asyncio
 import secrets
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,6 +103,8 @@ class Relay:
         self.base_url = ""
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
+        # told each call's finished record, on the relay's loop: they must be quick and never raise
+        self.watchers: list[Callable[[dict[str, Any]], None]] = []
 
     # --- life ----------------------------------------------------------------
 
@@ -286,6 +288,8 @@ class Relay:
         if facts.error is not None:
             record["error"] = facts.error
         record["ms_total"] = ms_since(t0)
+        for watch in self.watchers:
+            watch(record)
         route.recorder.finish(record, raw, passage.reply(), (
             f"{record['started']} {route.unit} {api.name} {record.get('status')} {record['model_sent']} "
             f"{record['ms_total']}ms {jsonfast.dumps_text(record['usage'])}"

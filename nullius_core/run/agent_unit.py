@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from nullius_core.definitions import ResolvedBenchmark
+from nullius_core.failures import CALL_FAILURES, kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.server import Relay
@@ -27,9 +28,6 @@ from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.links import take_out
 from nullius_core.run.prepare import Prepared, fill
 
-# Why the last model call failed, as the run records it: outside the agent's rate.
-CALL_FAILURES = {429: "ApiRateLimitError", 401: "AgentAuthenticationError", 403: "AgentAuthenticationError"}
-SCORED_ANYWAY = {"AgentTimeoutError", "NonZeroAgentExitCodeError", "AgentExitedError"}  # Harbor still verifies these
 
 
 class TurnError(Exception):
@@ -46,7 +44,8 @@ class AgentRun:
 
     @property
     def scored(self) -> bool:
-        return self.failure is None or self.failure in SCORED_ANYWAY
+        kind = kind_of(self.failure)
+        return kind is None or kind.scored
 
 
 def _machine_path(install: Path | None) -> str:
@@ -199,5 +198,6 @@ async def converse(
     if own and own[-1].get("status") in CALL_FAILURES:
         last = own[-1]
         failure = CALL_FAILURES[last["status"]]
-        message = f"the agent's last model call got {last['status']}" + (f": {last['error'].get('message')}" if isinstance(last.get("error"), dict) else "")
+        said = last["error"].get("message") if isinstance(last.get("error"), dict) else last.get("cause")  # the provider's words, or the relay's
+        message = f"the agent's last model call got {last['status']}" + (f": {said}" if said else "")
     return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=failure, message=message)

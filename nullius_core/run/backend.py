@@ -117,6 +117,15 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
+# What the engine calls of every backend (Backend above): one that lacks any is refused before the first unit.
+BACKEND_METHODS = ("start", "record", "prepare_unit", "use_environment", "open_room", "capability_launch", "close")
+
+
+def missing_methods(backend: object) -> list[str]:
+    """The Backend methods a backend does not have (an empty list: it has them all)."""
+    return [name for name in BACKEND_METHODS if not callable(getattr(backend, name, None))]
+
+
 class RelayRoom:
     """A room on this machine: a route on the run's own relay, the agent started by `starter`.
 

@@ -20,6 +20,7 @@ import attrs
 from nullius_core.catalogue.catalogue import split_ref
 from nullius_core.catalogue.scaffold import writable_dir
 from nullius_core.definitions import read_json, write_json
+from nullius_core.failures import kind_of, outside_the_agent
 from nullius_core.jobs.layout import JobDir
 from nullius_core.ports.model import Port
 from nullius_core.run.engine import Engine
@@ -50,6 +51,28 @@ class ConformCancelled(Exception):
         self.results = results
         self.job = job
         super().__init__(f"cancelled during the kit whose job is {job}")
+
+
+class ConformRefused(Exception):
+    """A kit's units failed for a reason not the agent's (its provider, its setup): the kits before it are recorded."""
+
+    def __init__(self, results: list[PortResult], job: Path, cause: str):
+        self.results = results
+        self.job = job
+        super().__init__(f"{cause}; nothing of it is proven or taken back (its job: {job})")
+
+
+def not_the_agents(job: JobDir, state: str, reason: str | None) -> str | None:
+    """Why a kit's job says nothing of the agent (a trial failed for its provider, or the run failed or stopped), or None."""
+    if state in ("stopped", "failed"):
+        return reason or f"the run {state}"
+    for trial in job.trials():
+        exception = (trial.read_result() or {}).get("exception_info")
+        if exception is not None and outside_the_agent(exception.get("exception_type")):
+            kind = kind_of(exception["exception_type"])
+            first = (exception.get("exception_message") or "").strip().splitlines()
+            return f"{trial.name} failed with {kind.name} ({kind.means})" + (f": {first[0]}" if first else "")  # type: ignore[union-attr]
+    return None
 
 
 @attrs.frozen
@@ -107,6 +130,10 @@ def conform(session: Session, request: ConformRequest, progress: Progress) -> li
         if outcome.state == "cancelled":
             # a kit cut short proves and disproves nothing; the kits after it do not run
             raise ConformCancelled(results, outcome.job_dir)
+        cause = not_the_agents(JobDir(outcome.job_dir), outcome.state, outcome.summary.get("reason"))
+        if cause is not None:
+            # a provider or a setup that failed proves nothing of the agent: nothing is proven or taken back
+            raise ConformRefused(results, outcome.job_dir, f"the kit {port.name}: {cause}")
         result = _judge(port, JobDir(outcome.job_dir), request, resolved.upstream.version)
         results.append(result)
         _record(session, entry, definition, version, [result])  # each kit's proof is kept as soon as it stands
@@ -146,7 +173,13 @@ def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: s
     return PortResult(port.name, basic_held == len(basic) and len(basic) > 0, record)
 
 
-def _record(session: Session, entry: Any, definition: Any, version: str | None, results: list[PortResult]) -> Path:
+def _record(session: Session, entry: Any, definition: Any, version: str | None, results: list[PortResult]) -> Path | None:
+    """The proofs written into the user catalogue's copy; None when nothing changes (no copy is made for nothing)."""
+    current = read_json(entry.file)
+    holder = current["versions"][version or current["versions"]["default"]] if "versions" in current else current
+    had = holder.get("proven") or {}
+    if all(r.skipped or (not r.proven and r.port not in had) for r in results):
+        return None
     folder = writable_dir(session.catalogue, entry)
     path = folder / entry.file.name
     raw = read_json(path)

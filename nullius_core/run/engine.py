@@ -13,27 +13,29 @@ import shutil
 import signal
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from nullius_core import __version__, aio
+from nullius_core import aio
+from nullius_core.failures import final_state, stands_on_resume
 from nullius_core.jobs import stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
 from nullius_core.run import lifetime
-from nullius_core.run.backend import RunContext
+from nullius_core.run.backend import RunContext, missing_methods
 from nullius_core.run.own_image import BoxLender
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, RunRefused, prepare
+from nullius_core.run.job_config import job_config, trial_standard
 from nullius_core.run.progress import Progress
+from nullius_core.run.provider_watch import ProviderWatch
 from nullius_core.run.shard import Shard, plan
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.unit import RunFacts, TrialCancelled, TrialOutcome, Work, run_trial, trial_name
@@ -60,6 +62,7 @@ class Engine:
         self._spare: Driver | None = None
         self._last_result = 0.0
         self._boxes: BoxLender | None = None
+        self._watch: ProviderWatch | None = None
 
     # --- the whole run -----------------------------------------------------
 
@@ -102,6 +105,10 @@ class Engine:
             backend = prepared.backend.factory()
         except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
             raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
+        missing = missing_methods(backend)
+        if missing:
+            raise RunRefused(f"the backend {prepared.backend.name!r} lacks what the engine calls: {', '.join(missing)} "
+                             "(the Backend protocol, nullius_core/run/backend.py)")
         state = "finished"
         relay = None
         # the driver's licences (to: driver) that are set: in its environment, files under /dev/shm
@@ -113,6 +120,9 @@ class Engine:
         try:
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
+                self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
+                                            self.progress.stage, relay.cleaner.text)
+                relay.watchers.append(self._watch.call)
             context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
             try:
                 await backend.start(context)
@@ -126,7 +136,7 @@ class Engine:
                     raise RunRefused(busy)
             units = await self._units(prepared)
             work = self._plan(units)
-            config = self._config(job, prepared, units, work, started, backend) if not resuming else job.read_config()
+            config = job_config(self.spec, self.session.versions(), job, prepared, units, work, started, backend) if not resuming else job.read_config()
             if not resuming:
                 job.path.mkdir(parents=True, exist_ok=True)
                 job.write_config(config)
@@ -149,6 +159,8 @@ class Engine:
             self._write_result(job, config, len(work), started, final=False, running=0)
             self.session.hooks.run_started(event=self._started_event(job, config, prepared, work))
             await self._run_all(facts, todo, backend, len(work), config, started)
+            if self._watch is not None and self._watch.stop is not None:
+                state = "stopped"
         except asyncio.CancelledError:
             state = "cancelled"
         finally:
@@ -163,9 +175,11 @@ class Engine:
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
         total = len(self._plan_from_config(config))
-        result = self._write_result(job, config, total, started, final=True, running=0, state=state)
+        stopped = self._watch.stop if self._watch is not None and state == "stopped" else None
+        result = self._write_result(job, config, total, started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
-        self.progress.stage("done", state=state, job=str(job.path), **_done_fields(summary))
+        state = summary["state"]
+        self.progress.stage("done", state=state, reason=summary.get("reason"), job=str(job.path), **_done_fields(summary))
         self.progress.close()
         self.session.hooks.run_finished(
             event=RunFinished(job_name=job.name, job_dir=job.path, state=state, summary=summary, result=result)
@@ -213,9 +227,7 @@ class Engine:
             trial = job.trial(item.trial_name)
             result = trial.read_result()
             if result is not None:
-                exception = result.get("exception_info")
-                stands = exception is None or (exception["exception_type"] != "CancelledError" and not retry_errors)
-                if stands:
+                if stands_on_resume(result, retry_errors):
                     self.results[item.trial_name] = result
                     continue
             if trial.path.exists():
@@ -248,6 +260,8 @@ class Engine:
             driver = self._spare if self._spare is not None and self._spare.alive else self._new_driver(facts.prepared)
             self._spare = None
             while True:
+                if self._watch is not None and self._watch.stop is not None:
+                    return  # the provider failed three units in a row: no unit more is started
                 try:
                     item = queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -288,6 +302,11 @@ class Engine:
 
     def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, config: dict[str, Any], started: Any, running: int) -> None:
         self.results[item.trial_name] = outcome.result
+        if self._watch is not None:
+            was = self._watch.stop
+            self._watch.unit(outcome.exception_type)
+            if self._watch.stop is not None and was is None:
+                self.progress.stage("stopping", reason=self._watch.stop, resume=f"nullius run --resume {facts.job.path}")
         facts.job.event(
             {"type": "trial_finished", "trial_name": item.trial_name, "unit": item.unit, "outcome": outcome.outcome, "reward": outcome.reward, "at": iso(utcnow())}
         )
@@ -298,6 +317,8 @@ class Engine:
             unit=item.unit if self.spec.repeat == 1 else item.trial_name,
             outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome == "cancelled" else f"error:{outcome.exception_type}",
             reward=None if outcome.reward is None else round(outcome.reward, 4),
+            cause=_cause(outcome.result) if outcome.outcome != "cancelled" else None,
+            trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome != "cancelled" else None,
         )
         now = time.monotonic()
         if now - self._last_result >= RESULT_EVERY:
@@ -325,64 +346,14 @@ class Engine:
 
     # --- records -------------------------------------------------------------
 
-    def _config(self, job: JobDir, prepared: Prepared, units: list[str], work: list[Work], started: Any, backend: Any) -> dict[str, Any]:
-        spec = self.spec
-        shard = None
-        if spec.shard is not None:
-            shard = {
-                "index": spec.shard.index,
-                "of": spec.shard.of,
-                "units_total": len(units),
-                "partition": "sha256(unit id) mod N",
-                "planned": sorted({w.unit for w in work}, key=units.index),
-                "limit": spec.limit,
-            }
-        bench = prepared.bench
-        return {
-            "job_name": job.name,
-            "jobs_dir": str(job.path.parent),
-            "n_attempts": spec.repeat,
-            "n_concurrent_trials": spec.concurrency,
-            "agents": [{"name": spec.participant, "model_name": spec.model}],
-            "datasets": [{"path": str(prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
-            "standard": {
-                "job_id": str(uuid.uuid4()),
-                "created_at": iso(started),
-                "nullius": __version__,
-                "benchmark": prepared.entry.key,
-                "benchmark_version": bench.version,
-                "benchmark_ref": bench.ref,
-                "kind": bench.standard.kind,
-                "dataset": prepared.dataset_name,
-                "dataset_sha256": prepared.dataset.sha256,
-                "units_total": len(units),
-                "upstream": {k: v for k, v in attrs.asdict(bench.upstream).items() if v} if bench.upstream else None,
-                "participant": spec.participant,
-                "control": spec.control,
-                "model": spec.model,
-                "options": prepared.options,
-                "backend": backend.record(),
-                "unsandboxed": spec.unsandboxed,
-                "consent": "--unsandboxed: the agent runs as you on this machine" if spec.unsandboxed and prepared.agent else None,
-                "agent": _agent_record(prepared),
-                "shard": shard,
-                "launch": spec.launch_name(started),
-                "repeat": spec.repeat,
-                "limit": spec.limit,
-                "concurrency": spec.concurrency,
-                "purpose": spec.purpose,
-                "planned_trials": [w.trial_name for w in work],
-                "driver": {"command": prepared.launch.argv, "install": str(prepared.install_dir) if prepared.install_dir else None},
-                "plugins": self.session.versions(),
-                "source": prepared.entry.source(),
-            },
-        }
-
-    def _write_result(self, job: JobDir, config: dict[str, Any], total: int, started: Any, final: bool, running: int, state: str = "running") -> dict[str, Any]:
+    def _write_result(self, job: JobDir, config: dict[str, Any], total: int, started: Any, final: bool, running: int, state: str = "running",
+                      reason: str | None = None) -> dict[str, Any]:
         trials = list(self.results.values())
         kind = config["standard"]["kind"]
         summary = stats.summary(trials, total, kind)
-        summary["state"] = state if final else "running"
+        summary["state"], why = final_state(summary, state, reason) if final else ("running", None)
+        if why:
+            summary["reason"] = why
         result = {
             "id": config["standard"]["job_id"],
             "started_at": config["standard"]["created_at"],
@@ -413,40 +384,6 @@ class Engine:
         )
 
 
-# What each trial's config repeats of the job's (not the plan: it names every trial).
-_TRIAL_KEYS = (
-    "job_id", "benchmark", "benchmark_version", "benchmark_ref", "kind", "dataset", "dataset_sha256",
-    "participant", "control", "model", "options", "backend", "unsandboxed", "consent", "agent", "launch", "repeat", "purpose",
-)
-
-
-def trial_standard(job_standard: dict[str, Any]) -> dict[str, Any]:
-    out = {k: job_standard.get(k) for k in _TRIAL_KEYS}
-    shard = job_standard.get("shard")
-    out["shard"] = {"index": shard["index"], "of": shard["of"]} if shard else None
-    return out
-
-
-def _agent_record(prepared: Prepared) -> dict[str, Any] | None:
-    agent = prepared.agent
-    if agent is None:
-        return None
-    resolved = agent.resolved
-    return {
-        "ref": resolved.ref,
-        "key": resolved.key,
-        "version": resolved.version,
-        "upstream": {k: v for k, v in attrs.asdict(resolved.upstream).items() if v},
-        "family": resolved.family,
-        "options": agent.options,
-        "protocol": agent.protocol.name if hasattr(agent, "protocol") else "jsonl-stdio",
-        "provider": agent.upstream.provider.name if agent.upstream else None,
-        "base_url": agent.upstream.base_url if agent.upstream else None,
-        "permissions": "every permission request is granted (allow_once where offered) and recorded in the trial" if hasattr(agent, "protocol") else None,
-        "source": agent.entry.source(),
-    }
-
-
 def unit_problem(units: Any, pinned: int) -> str | None:
     """Why a `units` reply is not a usable list of units, or None."""
     if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
@@ -461,6 +398,15 @@ def unit_problem(units: Any, pinned: int) -> str | None:
     if len(units) != pinned:
         return f"{len(units)} units, but the dataset pins {pinned}"
     return None
+
+
+def _cause(result: dict[str, Any]) -> str | None:
+    """The first line of a trial's exception, for the console."""
+    exception = result.get("exception_info")
+    if exception is None:
+        return None
+    lines = (exception.get("exception_message") or "").strip().splitlines()
+    return lines[0][:300] if lines else None
 
 
 def _done_fields(summary: dict[str, Any]) -> dict[str, Any]:

@@ -46,14 +46,18 @@ class Progress:
             self._pending.append(record)
         if stage == "unit" and self._bar is not None:
             self._bar.update(self._task, advance=1, description=f"{fields.get('unit')} {fields.get('outcome')}")
-            return
+            if "cause" not in fields:
+                return  # an errored unit's line is said above the bar, with its cause
         if stage == "units" and self.bar_wanted:
             self._start_bar(int(fields.get("n", 0)))
         if stage == "done" and self._bar is not None:
             self._bar.stop()
             self._bar = None
-        text = " ".join(f"{k}={_plain(v)}" for k, v in fields.items())
-        self.stream.write(f"[nullius] {text}\n")
+        text = "[nullius] " + " ".join(f"{k}={_plain(v)}" for k, v in fields.items())
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            return
+        self.stream.write(text + "\n")
         self.stream.flush()
 
     def _start_bar(self, total: int) -> None:

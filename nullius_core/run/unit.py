@@ -28,9 +28,10 @@ from nullius_core.jobs.records import (
     iso,
     utcnow,
 )
+from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
-from nullius_core.run.agent_unit import SCORED_ANYWAY, AgentRun, TurnError, converse
+from nullius_core.run.agent_unit import AgentRun, TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run import environments
 from nullius_core.run.backend import Backend, commit_setup
@@ -318,7 +319,8 @@ def _write(
     prepared = facts.prepared
     kind = prepared.bench.standard.kind
     reward = passed = None
-    scored = score is not None and (exception is None or exception.exception_type in SCORED_ANYWAY)
+    failure = kind_of(exception.exception_type if exception is not None else None)
+    scored = score is not None and (failure is None or failure.scored)
     if scored:
         assert score is not None
         reward = float(score["reward"])
@@ -327,10 +329,8 @@ def _write(
         trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
     if exception is not None:
         trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
-    if exception is not None and exception.exception_type == "CancelledError":
-        outcome = "cancelled"
-    elif not scored:
-        outcome = "rate_limited" if exception is not None and exception.exception_type == "ApiRateLimitError" else "error"
+    if not scored:
+        outcome = failure.outcome if failure is not None else "error"
     elif kind == "pass":
         outcome = "passed" if passed else "failed"
     else:

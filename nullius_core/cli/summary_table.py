@@ -1,0 +1,73 @@
+"""The end-of-run summary and `nullius view`, drawn: a rich table on a terminal, plain aligned lines elsewhere."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from nullius_core.jobs.report import Report
+
+
+def _tokens(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _cost(report: Report) -> str:
+    if report.cost_usd is None:
+        return "unknown (no price for the model, or no model)" if report.participant not in ("nop", "oracle") else "0 (a control)"
+    return f"${report.cost_usd:,.4f}"
+
+
+def _mean(report: Report) -> str:
+    if report.mean is None:
+        return "none (no trial counts in the mean)"
+    text = f"{report.mean:.4f} over {report.in_mean}"
+    if report.mean_ci95 is not None:
+        text += f"  (95% interval {report.mean_ci95[0]:.3f} to {report.mean_ci95[1]:.3f})"
+    return text
+
+
+def rows(report: Report) -> list[tuple[str, str]]:
+    """The summary as (label, value) rows, in the order they are read."""
+    out = [("job", str(report.job)), ("ran", f"{report.benchmark} with {report.participant}" + (f" on {report.model}" if report.model else ""))]
+    out.append(("state", report.state + (f": {report.reason}" if report.reason else "")))
+    counted = ", ".join(f"{n} {name}" for name, n in report.outcomes.items() if n or name in ("passed", "failed", "scored"))
+    out.append(("units", f"{counted} (of {report.planned} planned)"))
+    for name, (n, phase) in sorted(report.errors.items()):
+        out.append(("  error", f"{n} x {name} ({phase})"))
+    out.append(("mean", _mean(report)))
+    tokens = report.tokens
+    out.append(("tokens", f"{_tokens(tokens['input'])} in, {_tokens(tokens['output'])} out, {_tokens(tokens['cached'])} cached"))
+    out.append(("cost", _cost(report)))
+    if report.wall_seconds is not None:
+        out.append(("wall time", f"{report.wall_seconds:.1f} s"))
+    if report.slowest is not None:
+        out.append(("slowest", f"{report.slowest.trial} ({report.slowest.seconds:.1f} s)"))
+    return out
+
+
+def draw(report: Report, stream: TextIO, rich: bool | None = None) -> None:
+    """The summary on `stream`: rich's table when it is a terminal (or `rich`), plain lines otherwise."""
+    table_rows = rows(report)
+    if rich if rich is not None else stream.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="nullius: the run", show_header=False, title_justify="left")
+        table.add_column(style="bold")
+        table.add_column()
+        for label, value in table_rows:
+            table.add_row(label, value)
+        Console(file=stream).print(table)
+        return
+    width = max(len(label) for label, _ in table_rows)
+    for label, value in table_rows:
+        stream.write(f"{label.ljust(width)}  {value}\n")
+    stream.flush()
+
+
+def draw_transcript(trial_name: str, lines: list[tuple[str, str]], stream: TextIO) -> None:
+    """One trial's conversation, each line under who said it."""
+    stream.write(f"\n--- {trial_name} ---\n")
+    for who, text in lines:
+        stream.write(f"[{who}]\n{text.rstrip()}\n\n")
+    stream.flush()

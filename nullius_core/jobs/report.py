@@ -1,0 +1,145 @@
+"""A job read back for a person: the end-of-run summary and `nullius view`, from the job's own files only.
+
+Everything here comes from result.json (the job's, each trial's) and the
+trials' trajectories, so a job read later, or on another machine, reads as it
+did when its run ended.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core.failures import kind_of
+from nullius_core.jobs.layout import JobDir
+
+
+@attrs.frozen
+class Slowest:
+    trial: str
+    seconds: float
+
+
+@attrs.frozen
+class Report:
+    job: Path
+    benchmark: str
+    participant: str
+    model: str | None
+    kind: str  # "pass" or "score"
+    state: str
+    reason: str | None
+    planned: int
+    outcomes: dict[str, int]  # passed, failed or scored, errored, left out, not run
+    errors: dict[str, tuple[int, str]]  # by kind: how many, its phase
+    mean: float | None
+    mean_ci95: tuple[float, float] | None
+    in_mean: int
+    tokens: dict[str, int | None]  # input, output, cached
+    cost_usd: float | None
+    wall_seconds: float | None
+    slowest: Slowest | None
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    try:
+        return (datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return None
+
+
+def trial_results(job: JobDir) -> list[dict[str, Any]]:
+    """Every trial's result.json that can be read (a trial killed before its record has none)."""
+    out = []
+    for trial in job.trials():
+        try:
+            result = trial.read_result()
+        except (OSError, ValueError):
+            continue
+        if result is not None:
+            out.append(result)
+    return out
+
+
+def report(folder: Path) -> Report:
+    """The job in `folder` read back; ValueError when it is not a job (no config.json, or a result.json that is not one)."""
+    job = JobDir(folder)
+    if not job.config_file.is_file():
+        raise ValueError(f"{folder} is not a job (no config.json)")
+    std = job.read_config().get("standard") or {}
+    result = json.loads(job.result_file.read_text(encoding="utf-8")) if job.result_file.is_file() else {}
+    summary = result.get("standard") or {}
+    stats = result.get("stats") or {}
+    trials = trial_results(job)
+    planned = len(std.get("planned_trials") or []) or int(result.get("n_total_trials") or 0)
+    outcomes = {k: int(summary.get(k) or 0) for k in ("passed", "failed", "scored", "errored") if k in summary}
+    outcomes["left out"] = int(summary.get("left_out") or 0)
+    outcomes["not run"] = max(planned - len(trials), 0)
+    errors = {name: (n, kind.phase.value if (kind := kind_of(name)) else "?") for name, n in (summary.get("errors") or {}).items()}
+    timed = [(t["trial_name"], s) for t in trials if (s := _seconds(t.get("started_at"), t.get("finished_at"))) is not None]
+    slowest = max(timed, key=lambda pair: pair[1]) if timed else None
+    ci = summary.get("mean_ci95")
+    return Report(
+        job=folder,
+        benchmark=str(std.get("benchmark_ref") or std.get("benchmark") or "?"),
+        participant=str(std.get("participant") or "?"),
+        model=std.get("model"),
+        kind=str(std.get("kind") or "pass"),
+        state=str(summary.get("state") or "unknown"),
+        reason=summary.get("reason"),
+        planned=planned,
+        outcomes=outcomes,
+        errors=errors,
+        mean=summary.get("mean") if summary.get("in_mean", len(trials)) else None,
+        mean_ci95=(float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+        in_mean=int(summary.get("in_mean", 0)),
+        tokens={"input": stats.get("n_input_tokens"), "output": stats.get("n_output_tokens"), "cached": stats.get("n_cache_tokens")},
+        cost_usd=stats.get("cost_usd"),
+        wall_seconds=_seconds(result.get("started_at"), result.get("finished_at") or result.get("updated_at")),
+        slowest=Slowest(slowest[0], round(slowest[1], 2)) if slowest else None,
+    )
+
+
+def pick_trial(folder: Path, name: str | None) -> Path | None:
+    """The trial `view` shows: the one named, else the first errored one, else the first failed one, else the first."""
+    job = JobDir(folder)
+    trials = sorted(job.trials(), key=lambda t: t.name)
+    if name is not None:
+        return next((t.path for t in trials if t.name == name), None)
+    results = [(t, t.read_result() if (t.path / "result.json").is_file() else None) for t in trials]
+    for wanted in ("errored", "failed"):
+        for trial, result in results:
+            own = (result or {}).get("standard") or {}
+            if wanted == "errored" and result is not None and result.get("exception_info") is not None:
+                return trial.path
+            if wanted == "failed" and own.get("outcome") == "failed":
+                return trial.path
+    return trials[0].path if trials else None
+
+
+def transcript(trial: Path) -> list[tuple[str, str]]:
+    """A trial's conversation as (who, text) lines: the trajectory's steps, its tool calls, its score and its exception."""
+    lines: list[tuple[str, str]] = []
+    trajectory = trial / "agent" / "trajectory.json"
+    if trajectory.is_file():
+        for step in json.loads(trajectory.read_text(encoding="utf-8")).get("steps") or []:
+            if step.get("message"):
+                lines.append((step.get("source") or "?", str(step["message"])))
+            for call in step.get("tool_calls") or []:
+                name = call.get("function_name") or call.get("name") or "tool"
+                lines.append(("tool call", f"{name} {json.dumps(call.get('arguments'), ensure_ascii=False)}"))
+            for found in (step.get("observation") or {}).get("results") or []:
+                lines.append(("tool result", str(found.get("content"))))
+    score = trial / "verifier" / "score.json"
+    if score.is_file():
+        lines.append(("score", score.read_text(encoding="utf-8").strip()))
+    exception = trial / "exception.txt"
+    if exception.is_file():
+        lines.append(("exception", exception.read_text(encoding="utf-8", errors="replace").strip().splitlines()[0]))
+    return lines
