@@ -40,3 +40,17 @@ def test_hook_is_documented_in_the_plugin_guide(name):
 def test_hook_has_a_test(name):
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     assert re.search(rf"def test_hook_{name}\b", tests), f"write test_hook_{name}"
+
+
+def test_every_distribution_depends_on_the_core_by_its_pypi_name():
+    """On PyPI `nullius` is an unrelated project: the core is `nullius-core`, and each plugin depends on that."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    assert tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"] == "nullius-core"
+    projects = [*root.glob("plugins/*/pyproject.toml"), *root.glob("examples/*/pyproject.toml")]
+    assert len(projects) >= 7
+    for path in projects:
+        deps = tomllib.loads(path.read_text())["project"].get("dependencies", [])
+        names = [re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].strip().lower() for d in deps]
+        assert "nullius-core" in names and "nullius" not in names, (path, deps)

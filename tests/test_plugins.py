@@ -20,7 +20,7 @@ def plugins_json(env):
 def test_bundled_plugins_are_listed_with_versions(nullius_env):
     found, _ = plugins_json(nullius_env)
     ports = found["ports-v1"]
-    assert ports["distribution"] == "nullius"
+    assert ports["distribution"] == "nullius-core"
     assert ports["version"] == "0.1.0"
     assert ports["status"] == "loaded"
     assert ports["hooks"] == ["nullius_register_ports"]

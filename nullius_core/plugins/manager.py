@@ -32,7 +32,7 @@ import pluggy
 from nullius_core import hookspecs
 from nullius_core.markers import ENTRY_POINT_GROUP, PROJECT
 
-BUNDLED_DISTRIBUTION = "nullius"
+BUNDLED_DISTRIBUTION = "nullius-core"
 Status = Literal["loaded", "failed", "blocked", "not allowed", "not autoloaded"]
 
 
