@@ -218,10 +218,12 @@ def nullius_unit_finished(event: UnitFinished) -> None:
 
 @hookspec
 def nullius_run_finished(event: RunFinished) -> None:
-    """A run has ended, finished or cancelled, and its result.json is written.
+    """A run has ended and its result.json is written.
 
-    Called once per run, also after Ctrl-C (with ``state="cancelled"``). Not
-    firstresult: every plugin is called.
+    Called once per run, also after Ctrl-C (with ``state="cancelled"``). Its
+    state is ``finished``, ``cancelled``, ``stopped`` (its provider failed
+    three units in a row) or ``failed`` (every trial errored, unscored, for a
+    reason not the agent's). Not firstresult: every plugin is called.
 
     :param event: ``nullius_core.run.events.RunFinished``: the job's name and
         folder, its state, Nullius's summary (outcomes, mean) and the job's
