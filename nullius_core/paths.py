@@ -23,6 +23,7 @@ class Paths:
     secrets_dir: Path
     jobs_dir: Path
     settings: Path
+    prices: Path  # the user's price file, laid over the core's (relay/prices.py)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Paths:
@@ -38,6 +39,7 @@ class Paths:
             secrets_dir=Path(env.get("SECRETS_DIR") or config / "secrets"),
             jobs_dir=Path(env.get("NULLIUS_JOBS_DIR") or (cwd or Path.cwd()) / "jobs"),
             settings=config / "settings.json",
+            prices=config / "prices.json",
         )
 
     def as_dict(self) -> dict[str, str]:
@@ -48,4 +50,5 @@ class Paths:
             "SECRETS_DIR": str(self.secrets_dir),
             "jobs": str(self.jobs_dir),
             "settings": str(self.settings),
+            "prices": str(self.prices),
         }

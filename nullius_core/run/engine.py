@@ -20,12 +20,14 @@ from typing import Any
 import attrs
 
 from nullius_core import __version__, aio
-from nullius_core.jobs import stats
+from nullius_core.jobs import costs, stats
+from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
-from nullius_core.run import lifetime
+from nullius_core.relay.meter import CostMeter
+from nullius_core.run import budget, lifetime
 from nullius_core.run.backend import RunContext
 from nullius_core.run.own_image import BoxLender
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
@@ -60,6 +62,8 @@ class Engine:
         self._spare: Driver | None = None
         self._last_result = 0.0
         self._boxes: BoxLender | None = None
+        self._meter: CostMeter | None = None
+        self._units_task: asyncio.Task[Any] | None = None
 
     # --- the whole run -----------------------------------------------------
 
@@ -111,6 +115,8 @@ class Engine:
         if licences.values or licences.files:
             prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
         try:
+            # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
+            self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
             context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
@@ -144,11 +150,16 @@ class Engine:
                 relay=relay,
                 secrets_dir=self.session.paths.secrets_dir,
                 boxes=self._boxes,
+                meter=self._meter,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
             self._write_result(job, config, len(work), started, final=False, running=0)
             self.session.hooks.run_started(event=self._started_event(job, config, prepared, work))
-            await self._run_all(facts, todo, backend, len(work), config, started)
+            self._units_task = task  # --max-cost cancels it while units run, and never the clean-up after
+            try:
+                await self._run_all(facts, todo, backend, len(work), config, started)
+            finally:
+                self._units_task = None
         except asyncio.CancelledError:
             state = "cancelled"
         finally:
@@ -172,10 +183,15 @@ class Engine:
         )
         return RunOutcome(job.path, state, summary)
 
+    def _over_budget(self, reason: str) -> None:
+        if self._units_task is not None:
+            self.progress.stage("stopping", reason=reason)
+            self._units_task.cancel()
+
     async def _start_relay(self, prepared: Prepared) -> Relay:
         """The run's relay: each unit gets its own route and token on it, as it starts."""
         agent = prepared.agent
-        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream))
+        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream), meter=self._meter)
         await relay.start()
         self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
         return relay
@@ -344,6 +360,7 @@ class Engine:
             "n_attempts": spec.repeat,
             "n_concurrent_trials": spec.concurrency,
             "agents": [{"name": spec.participant, "model_name": spec.model}],
+            "environment": environment_of(prepared.backend.name),  # else Harbor reads every job as docker
             "datasets": [{"path": str(prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
             "standard": {
                 "job_id": str(uuid.uuid4()),
@@ -383,6 +400,9 @@ class Engine:
         kind = config["standard"]["kind"]
         summary = stats.summary(trials, total, kind)
         summary["state"] = state if final else "running"
+        summary["cost"] = costs.job_cost(trials)
+        if self._meter is not None and summary["cost"] is not None:
+            summary["cost"].update(max_cost_usd=self._meter.limit, stopped=self._meter.stopped)
         result = {
             "id": config["standard"]["job_id"],
             "started_at": config["standard"]["created_at"],
