@@ -23,6 +23,7 @@ class Paths:
     secrets_dir: Path
     jobs_dir: Path
     settings: Path
+    prices: Path  # the user's price file, laid over the core's (relay/prices.py)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Paths:
@@ -38,6 +39,7 @@ class Paths:
             secrets_dir=Path(env.get("SECRETS_DIR") or config / "secrets"),
             jobs_dir=Path(env.get("NULLIUS_JOBS_DIR") or (cwd or Path.cwd()) / "jobs"),
             settings=config / "settings.json",
+            prices=config / "prices.json",
         )
 
     # What moves each place: the variable first, then what its default is made of.
@@ -48,6 +50,7 @@ class Paths:
         "SECRETS_DIR": "SECRETS_DIR (default: $XDG_CONFIG_HOME/nullius/secrets)",
         "jobs": "NULLIUS_JOBS_DIR, or a run's --jobs-dir (default: ./jobs, in the folder you run from)",
         "settings": "XDG_CONFIG_HOME (default: ~/.config/nullius/settings.json)",
+        "prices": "XDG_CONFIG_HOME (default: ~/.config/nullius/prices.json)",
     }
 
     def as_dict(self) -> dict[str, str]:
@@ -58,4 +61,5 @@ class Paths:
             "SECRETS_DIR": str(self.secrets_dir),
             "jobs": str(self.jobs_dir),
             "settings": str(self.settings),
+            "prices": str(self.prices),
         }

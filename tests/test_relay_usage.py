@@ -17,9 +17,10 @@ def test_agent_tokens_leave_the_judge_out():
     context = agent_context(CALLS, provider="openrouter")
     assert (context["n_input_tokens"], context["n_cache_tokens"], context["n_output_tokens"]) == (110, 40, 22)
     assert context["model_usage"] == {
-        "openrouter/m": {"n_input_tokens": 100, "n_cache_tokens": 40, "n_output_tokens": 20},
-        "openrouter/small": {"n_input_tokens": 10, "n_cache_tokens": 0, "n_output_tokens": 2},
+        "openrouter/m": {"n_input_tokens": 100, "n_cache_tokens": 40, "n_output_tokens": 20, "cost_usd": None},
+        "openrouter/small": {"n_input_tokens": 10, "n_cache_tokens": 0, "n_output_tokens": 2, "cost_usd": None},
     }
+    assert context["cost_usd"] is None  # recorded without a meter: no call's cost is known
     meta = context["metadata"]
     assert meta["calls"] == 3 and meta["side_calls"] == 1 and meta["reasoning_tokens"] == 5
     assert meta["statuses"] == {"200": 2, "429": 1} and meta["served_by"] == {"anthropic": 1} and meta["other_routes"] == {"judge": 1}

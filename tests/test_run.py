@@ -53,7 +53,7 @@ def test_oracle_and_nop_make_complete_jobs(env, tmp_path):
     assert summary["standard"]["passed"] == 12 and summary["standard"]["state"] == "finished"
     config = json.loads((job / "config.json").read_text())["standard"]
     assert config["control"] == "oracle" and config["options"] == {"mode": "clean", "delay": "0.5"}
-    assert config["backend"]["name"] == "local" and config["plugins"]["nullius"] == "0.1.0"
+    assert config["backend"]["name"] == "local" and config["plugins"]["nullius-core"] == "0.1.0"
     progress = read_json_lines(job / "progress.jsonl")
     assert [p["stage"] for p in progress] == ["units"] + ["unit"] * 12 + ["done"]
     assert "[nullius] stage=units n=12" in result.stderr and "[nullius] stage=done state=finished" in result.stderr

@@ -14,6 +14,8 @@ import click
 
 from nullius_core import aio
 from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.relay.meter import CostMeter
+from nullius_core.relay.prices import PriceBook, PriceError
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Relay
 
@@ -51,7 +53,11 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
 
 async def _started(session, upstream, host, port) -> Relay:  # type: ignore[no-untyped-def]
     """The relay listening, or exit status 2 saying why it cannot."""
-    relay_server = Relay(upstream, upstreams.apis(session, upstream))
+    try:  # each call is priced as it is recorded, as in a run
+        meter = CostMeter(PriceBook.load(session.paths.prices), upstream.provider.name)
+    except PriceError as exc:
+        raise Refused(f"relay refused: the price catalogue cannot be read:\n{exc}") from None
+    relay_server = Relay(upstream, upstreams.apis(session, upstream), meter=meter)
     try:
         await relay_server.start(host, port)
     except OSError as exc:

@@ -104,6 +104,8 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--job-name", help="The job's folder name (default: time, benchmark, participant).")
 @click.option("--resume", "resume", type=click.Path(path_type=Path, exists=True, file_okay=False), help="Finish a cancelled or interrupted job.")
 @click.option("--retry-errors", is_flag=True, help="With --resume: run errored trials again too.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Stop the run when the relay's running cost as served passes USD (refused for a model without a price).")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, or a control (nop, oracle), into a job."""
@@ -135,6 +137,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             agent_options=_pairs(options["agent_options"], "--option"),
             provider=options["provider"],
             base_url=options["base_url"],
+            max_cost=options["max_cost"],
         )
     try:
         outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
@@ -147,7 +150,8 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     click.echo(str(outcome.job_dir))
     summarize(outcome.job_dir)
     if outcome.state == "cancelled":
-        click.echo(f"cancelled; finish it with: nullius run --resume {outcome.job_dir}", err=True)
+        stopped = (outcome.summary.get("cost") or {}).get("stopped")
+        click.echo(f"{'stopped: ' + stopped if stopped else 'cancelled'}; finish it with: nullius run --resume {outcome.job_dir}", err=True)
         sys.exit(CANCELLED_EXIT)
     if outcome.state in ("stopped", "failed"):
         click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; when it is fixed: nullius run --resume {outcome.job_dir}", err=True)
@@ -210,6 +214,7 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
         agent_options=dict((std.get("agent") or {}).get("options") or {}),
         provider=(std.get("agent") or {}).get("provider"),
         base_url=(std.get("agent") or {}).get("base_url"),
+        max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
     )
 
 

@@ -12,9 +12,15 @@ def _tokens(value: int | None) -> str:
 
 
 def _cost(report: Report) -> str:
-    if report.cost_usd is None:
-        return "unknown (no price for the model, or no model)" if report.participant not in ("nop", "oracle") else "0 (a control)"
-    return f"${report.cost_usd:,.4f}"
+    cost = report.cost
+    if cost is None:
+        return "none: no model was called (a control)" if report.participant in ("nop", "oracle") else "none recorded"
+    served, first = cost.get("as_served_usd"), cost.get("first_run_usd")
+    if served is None:
+        unknown = cost.get("unknown_trials") or []
+        return f"unknown: {len(unknown)} trial(s) called a model without a price (see prices in nullius paths)"
+    text = f"${served:,.4f} as served, ${first:,.4f} as if the first run" if first is not None else f"${served:,.4f} as served"
+    return text + (f"; {cost['stopped']}" if cost.get("stopped") else "")
 
 
 def _mean(report: Report) -> str:

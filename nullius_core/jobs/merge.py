@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nullius_core.jobs import stats
+from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 
@@ -128,6 +128,7 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     target.write_config(merged)
     summary = stats.summary(results, len(std["planned_trials"]), std["kind"])
     summary["state"] = "finished" if len(results) == len(std["planned_trials"]) else "incomplete"
+    summary["cost"] = costs.job_cost(results)  # the shards' trials' costs, summed as a run's are
     result = {
         "id": std["job_id"],
         "started_at": min(c["standard"]["created_at"] for c in configs),

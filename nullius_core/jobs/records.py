@@ -150,9 +150,13 @@ class Trajectory:
 _conv = cattrs.Converter()
 
 
+# An unknown cost is written as null, never left out: a reader must not take a missing figure for none spent.
+KEEP_NULL = frozenset({"cost_usd", "as_served_usd", "first_run_usd"})
+
+
 def _drop_none(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+        return {k: _drop_none(v) for k, v in value.items() if v is not None or k in KEEP_NULL}
     if isinstance(value, list):
         return [_drop_none(v) for v in value]
     return value

@@ -40,7 +40,7 @@ class Report:
     mean_ci95: tuple[float, float] | None
     in_mean: int
     tokens: dict[str, int | None]  # input, output, cached
-    cost_usd: float | None
+    cost: dict[str, Any] | None  # the job's standard.cost (jobs/costs.py): as served, as if the first run, what is unknown
     wall_seconds: float | None
     slowest: Slowest | None
 
@@ -100,7 +100,7 @@ def report(folder: Path) -> Report:
         mean_ci95=(float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
         in_mean=int(summary.get("in_mean", 0)),
         tokens={"input": stats.get("n_input_tokens"), "output": stats.get("n_output_tokens"), "cached": stats.get("n_cache_tokens")},
-        cost_usd=stats.get("cost_usd"),
+        cost=summary.get("cost"),
         wall_seconds=_seconds(result.get("started_at"), result.get("finished_at") or result.get("updated_at")),
         slowest=Slowest(slowest[0], round(slowest[1], 2)) if slowest else None,
     )

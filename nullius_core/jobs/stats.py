@@ -19,6 +19,7 @@ from math import comb, sqrt
 from typing import Any
 
 from nullius_core.failures import in_mean, kind_of
+from nullius_core.jobs import costs
 
 
 def evals_key(trial: dict[str, Any]) -> str:
@@ -109,7 +110,6 @@ def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0, ki
         "n_cancelled_trials": 0,
         "n_retries": 0,
     }
-    tokens = {"n_input_tokens": None, "n_cache_tokens": None, "n_output_tokens": None, "cost_usd": None}
     for trial in trials:
         stats["n_completed_trials"] += 1
         key = evals_key(trial)
@@ -129,10 +129,6 @@ def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0, ki
             stats["n_errored_trials"] += 1
             if exception["exception_type"] == "CancelledError":
                 stats["n_cancelled_trials"] += 1
-        usage = trial.get("agent_result") or {}
-        for name in tokens:
-            if usage.get(name) is not None:
-                tokens[name] = (tokens[name] or 0) + usage[name]
     for key, group in grouped.items():
         evals[key]["metrics"] = [{"mean": _mean(group)}]
         evals[key]["pass_at_k"] = pass_at_k(group)
@@ -141,7 +137,7 @@ def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0, ki
             evals[key]["pass_hat_k"] = hat
     stats["n_pending_trials"] = max(n_total - stats["n_completed_trials"] - n_running, 0)
     stats["evals"] = evals
-    stats.update({k: v for k, v in tokens.items() if v is not None})
+    stats.update(costs.harbor_totals(trials))  # a trial of unknown cost makes the job's cost_usd null
     return stats
 
 

@@ -32,6 +32,7 @@ from nullius_core.plugins.registries import ProviderSpec
 from nullius_core.relay.api import ModelApi
 from nullius_core.relay.cleaning import Cleaner, credential_name
 from nullius_core.relay.forward import HOP, Passage, error_reply, forward, ms_since
+from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.records import Recorder, Writer
 
 MAX_BODY = 32 * 1024 * 1024
@@ -87,8 +88,10 @@ def _effort(body: dict[str, Any]) -> Any:
 
 
 class Relay:
-    def __init__(self, upstream: Upstream, apis: Iterable[tuple[tuple[str, ...], ModelApi]], keep_bodies: bool = True):
+    def __init__(self, upstream: Upstream, apis: Iterable[tuple[tuple[str, ...], ModelApi]], keep_bodies: bool = True,
+                 meter: CostMeter | None = None):
         self.upstream = upstream
+        self.meter = meter  # prices each call as it is recorded (meter.py)
         self.by_path: dict[str, ModelApi] = {}
         for paths, api in apis:
             for path in paths:
@@ -288,6 +291,8 @@ class Relay:
         if facts.error is not None:
             record["error"] = facts.error
         record["ms_total"] = ms_since(t0)
+        if self.meter is not None:
+            record["cost"] = self.meter.charge(record)
         for watch in self.watchers:
             watch(record)
         route.recorder.finish(record, raw, passage.reply(), (

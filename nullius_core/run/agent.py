@@ -83,6 +83,8 @@ class AgentOutcome:
     message: str | None = None
     timed_out: bool = False
     info: dict[str, Any] = attrs.field(factory=dict)  # what the agent says of itself (agentInfo)
+    prompted_at: float | None = None  # when the first prompt was sent (epoch s): the agent's setup ends there
+    reported_cost_usd: float | None = None  # what the agent says it cost (a cross-check only: the relay's figure counts)
 
 
 class AgentProtocol(Protocol):

@@ -20,12 +20,13 @@ import attrs
 
 from nullius_core import aio
 from nullius_core.failures import final_state, stands_on_resume
-from nullius_core.jobs import stats
+from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
-from nullius_core.run import lifetime
+from nullius_core.relay.meter import CostMeter
+from nullius_core.run import budget, lifetime
 from nullius_core.run.backend import RunContext, missing_methods
 from nullius_core.run.own_image import BoxLender
 from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
@@ -63,6 +64,8 @@ class Engine:
         self._last_result = 0.0
         self._boxes: BoxLender | None = None
         self._watch: ProviderWatch | None = None
+        self._meter: CostMeter | None = None
+        self._units_task: asyncio.Task[Any] | None = None
 
     # --- the whole run -----------------------------------------------------
 
@@ -118,6 +121,8 @@ class Engine:
         if licences.values or licences.files:
             prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
         try:
+            # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
+            self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
             if prepared.agent is not None and prepared.agent.upstream is not None:
                 relay = await self._start_relay(prepared)
                 self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
@@ -154,11 +159,16 @@ class Engine:
                 relay=relay,
                 secrets_dir=self.session.paths.secrets_dir,
                 boxes=self._boxes,
+                meter=self._meter,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
             self._write_result(job, config, len(work), started, final=False, running=0)
             self.session.hooks.run_started(event=self._started_event(job, config, prepared, work))
-            await self._run_all(facts, todo, backend, len(work), config, started)
+            self._units_task = task  # --max-cost cancels it while units run, and never the clean-up after
+            try:
+                await self._run_all(facts, todo, backend, len(work), config, started)
+            finally:
+                self._units_task = None
             if self._watch is not None and self._watch.stop is not None:
                 state = "stopped"
         except asyncio.CancelledError:
@@ -186,10 +196,15 @@ class Engine:
         )
         return RunOutcome(job.path, state, summary)
 
+    def _over_budget(self, reason: str) -> None:
+        if self._units_task is not None:
+            self.progress.stage("stopping", reason=reason)
+            self._units_task.cancel()
+
     async def _start_relay(self, prepared: Prepared) -> Relay:
         """The run's relay: each unit gets its own route and token on it, as it starts."""
         agent = prepared.agent
-        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream))
+        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream), meter=self._meter)
         await relay.start()
         self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
         return relay
@@ -354,6 +369,9 @@ class Engine:
         summary["state"], why = final_state(summary, state, reason) if final else ("running", None)
         if why:
             summary["reason"] = why
+        summary["cost"] = costs.job_cost(trials)
+        if self._meter is not None and summary["cost"] is not None:
+            summary["cost"].update(max_cost_usd=self._meter.limit, stopped=self._meter.stopped)
         result = {
             "id": config["standard"]["job_id"],
             "started_at": config["standard"]["created_at"],

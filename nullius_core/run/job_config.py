@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from nullius_core import __version__
+from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
 from nullius_core.run.prepare import Prepared
@@ -35,6 +36,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
         "n_attempts": spec.repeat,
         "n_concurrent_trials": spec.concurrency,
         "agents": [{"name": spec.participant, "model_name": spec.model}],
+        "environment": environment_of(prepared.backend.name),  # else Harbor reads every job as docker
         "datasets": [{"path": str(prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
         "standard": {
             "job_id": str(uuid.uuid4()),

@@ -39,6 +39,7 @@ class RunSpec:
     provider: str | None = None
     base_url: str | None = None
     kit: str | None = None  # a port: run its kit (nullius conform), not a catalogue benchmark
+    max_cost: float | None = None  # USD: the run stops when the relay's running cost as served passes it
 
     @property
     def control(self) -> str | None:

@@ -17,7 +17,7 @@ from nullius_core.jobs.records import (
     iso,
 )
 from nullius_core.jobs.records import load as structure_record
-from nullius_core.relay.usage import from_folder
+from nullius_core.relay.usage import calls_cost, from_folder
 from nullius_core.run.agent_unit import AgentRun
 
 if TYPE_CHECKING:
@@ -35,10 +35,16 @@ def agent_info(facts: RunFacts) -> AgentInfo:
     )
 
 
-def usage_of(trial: TrialDir, provider: str | None = None) -> AgentContext | None:
-    """The agent's tokens, as its relay recorded them (a control calls no model: none)."""
+def usage_of(trial: TrialDir, provider: str | None = None, reported_usd: float | None = None) -> AgentContext | None:
+    """The agent's tokens and cost, as its relay recorded them (a control calls no model: none).
+
+    What the agent reported it cost (Claude's ACP does) is kept beside, as a cross-check, never counted.
+    """
     context = from_folder(trial.work / "relay", provider)
-    return structure_record(context, AgentContext) if context else None
+    if context is None:
+        return None
+    context["metadata"]["cost"]["agent_reported_usd"] = reported_usd
+    return structure_record(context, AgentContext)
 
 
 def agent_trajectory(
@@ -60,6 +66,7 @@ def agent_trajectory(
                     "prompt_tokens": sum((c.get("usage") or {}).get("input") or 0 for c in mine),
                     "completion_tokens": sum((c.get("usage") or {}).get("output") or 0 for c in mine),
                     "cached_tokens": sum((c.get("usage") or {}).get("cached_input") or 0 for c in mine),
+                    "cost_usd": calls_cost(mine)["as_served_usd"],
                 }
         steps.append(Step(step_id=number, metrics=metrics, model_name=facts.model if raw.get("source") == "agent" else None, **raw))
     if not steps:
@@ -71,6 +78,7 @@ def agent_trajectory(
             "total_prompt_tokens": usage.n_input_tokens,
             "total_completion_tokens": usage.n_output_tokens,
             "total_cached_tokens": usage.n_cache_tokens,
+            "total_cost_usd": usage.cost_usd,
             "total_steps": len(steps),
         }
     return Trajectory(

@@ -30,6 +30,7 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs.harbor import Phases, environment_of, verifier_text
 from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
 from nullius_core.run.agent_unit import AgentRun, TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
@@ -81,6 +82,7 @@ class RunFacts:
     relay: Any = None  # the run's Relay, for an agent run
     secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
     boxes: Any = None  # a BoxLender (own_image.py) when the run's backend has no boxes of its own
+    meter: Any = None  # the relay's CostMeter: its `stopped` says why --max-cost cancelled the run
 
     @property
     def participant(self) -> str:
@@ -123,7 +125,7 @@ def trial_config(facts: RunFacts, work: Work) -> TrialConfig:
         trial_name=work.trial_name,
         trials_dir=str(facts.job.path),
         agent={"name": facts.participant, "model_name": facts.model},
-        environment={"import_path": f"nullius.backends:{prepared.backend.name}"},
+        environment=environment_of(prepared.backend.name),
         job_id=facts.job_id,
         standard={**facts.standard, "unit": work.unit, "position": work.position, "attempt": work.attempt},
     )
@@ -137,7 +139,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     trial.write_json("config.json", dump(config))
     driver.log_to(trial.log)
     started = utcnow()
-    timings: dict[str, Timing] = {}
+    phases = Phases(started)
     exception: ExceptionInfo | None = None
     prompt: str | None = None
     answer: str | None = None
@@ -151,7 +153,6 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     agent_failure: ExceptionInfo | None = None
     handout = None
     place = None
-    phase_start = started
     try:
         place = await backend.prepare_unit(trial.workspace, trial.home)
         if place.sandbox is not None:  # the backend's throwaway container for what the agent left
@@ -170,8 +171,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             raise TrialError(exc.kind, str(exc)) from None
         if place.sandbox is not None:  # in the unit's own image, now that its environment is known
             base = {**base, "sandbox": place.sandbox}
-        timings["environment_setup"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
-        phase_start = utcnow()
+        phases.begin("agent_execution")
         if prepared.agent is not None and prepared.agent.resolved.family == "capability":
             cap_run = await _capability(facts, work, trial, driver, setup, base, backend)
             answer = cap_run.answer
@@ -185,6 +185,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
                 raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
             except TurnError as exc:
                 raise TrialError("DriverTurnError", str(exc)) from None
+            phases.split("agent_setup", "agent_execution", agent_run.outcome.prompted_at)
             answer = agent_run.outcome.answer
             transcript = agent_run.outcome.transcript
             if agent_run.failure is not None:
@@ -199,8 +200,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             await _solve(reply, place, trial)
         else:
             answer = ""
-        timings["agent_execution"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
-        phase_start = utcnow()
+        phases.begin("verifier")
         transcript = transcript or [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
         if prepared.agent is not None:  # what the agent left is read by the driver here: no link leads it out
             await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
@@ -212,12 +212,13 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             prepared.score_seconds,
         )
         check_score(score, prepared.bench.standard.kind)
-        timings["verifier"] = Timing(started_at=iso(phase_start), finished_at=iso(utcnow()))
+        phases.end()
     except TrialError as exc:
         exception = _info(exc.kind, str(exc), "".join(traceback.format_exception_only(exc)))
     except asyncio.CancelledError:
         cancelled = True
-        exception = _info("CancelledError", "the run was cancelled while this trial ran", "")
+        stopped = getattr(facts.meter, "stopped", None)
+        exception = _info("CancelledError", f"the run was stopped while this trial ran: {stopped}" if stopped else "the run was cancelled while this trial ran", "")
     except Exception as exc:  # noqa: BLE001 - a bug of ours is this trial's error, the run goes on
         exception = _info("CauseUnknownError", f"{type(exc).__name__}: {exc}", traceback.format_exc())
     finally:
@@ -227,8 +228,9 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         if place is not None and place.box is not None:
             await asyncio.shield(place.box.close())
     finished = utcnow()
+    phases.end(finished)  # the phase a failure cut short ends where the trial did
     exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
-    outcome = _write(facts, work, trial, config, started, finished, timings, exception, prompt, answer, score, agent_run, cap_run, place)
+    outcome = _write(facts, work, trial, config, started, finished, phases.timings, exception, prompt, answer, score, agent_run, cap_run, place)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
@@ -327,6 +329,7 @@ def _write(
         passed = score.get("passed") if kind == "pass" else None
         trial.write_text("verifier/reward.txt", f"{reward:g}\n")
         trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
+        trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
     if exception is not None:
         trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
     if not scored:
@@ -336,7 +339,8 @@ def _write(
     else:
         outcome = "scored"
     upstream = getattr(prepared.agent, "upstream", None)
-    usage = usage_of(trial, upstream.provider.name if upstream else None)
+    reported = agent_run.outcome.reported_cost_usd if agent_run is not None else None
+    usage = usage_of(trial, upstream.provider.name if upstream else None, reported)
     if prompt is not None:
         if agent_run is not None:
             trajectory = agent_trajectory(facts, agent_run.outcome.steps, agent_run.calls, usage, agent_run.outcome.stop_reason, agent_run.outcome.grants)
@@ -387,6 +391,7 @@ def _write(
         started_at=iso(started),
         finished_at=iso(finished),
         environment_setup=timings.get("environment_setup"),
+        agent_setup=timings.get("agent_setup"),
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
         standard=own,

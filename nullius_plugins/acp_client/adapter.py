@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ class AcpProtocol:
         finally:
             outcome.grants = list(session.grants)
             outcome.steps, outcome.tool_spans = steps_of(session)
+            outcome.reported_cost_usd = session.reported_cost()
             await session.close()
         return outcome
 
@@ -42,6 +44,7 @@ class AcpProtocol:
             session_id = await asyncio.wait_for(session.new_session(conversation.workspace, conversation.mcp_servers), SETUP_SECONDS)
             text = conversation.prompt
             turns = 0
+            outcome.prompted_at = time.time()  # initialize and session/new were the agent's setup
             while True:
                 turns += 1
                 outcome.transcript.append({"role": "user", "text": text})
@@ -146,9 +149,10 @@ def steps_of(session: AcpSession) -> tuple[list[dict[str, Any]], list[dict[str, 
 def _tool_step(session: AcpSession, event: Event, thought: list[str]) -> dict[str, Any]:
     tool = session.tools.get(str(event.tool_id), {})
     arguments = tool.get("rawInput")
+    title = tool.get("title")
     call = {
         "tool_call_id": str(event.tool_id),
-        "function_name": str(tool.get("title") or tool.get("kind") or "tool"),
+        "function_name": tool_name(tool) or str(title or tool.get("kind") or "tool"),
         "arguments": arguments if isinstance(arguments, dict) else {"input": arguments},
     }
     step: dict[str, Any] = {"source": "agent", "message": "", "timestamp": _iso(event.at), "tool_calls": [call]}
@@ -157,10 +161,27 @@ def _tool_step(session: AcpSession, event: Event, thought: list[str]) -> dict[st
     output = _output(tool)
     if output is not None:
         step["observation"] = {"results": [{"source_call_id": str(event.tool_id), "content": output}]}
-    extra = {k: tool[k] for k in ("kind", "status") if tool.get(k)}
+    extra = {k: tool[k] for k in ("kind", "status", "title") if tool.get(k)}
     if extra:
         step["extra"] = extra
     return step
+
+
+def tool_name(tool: dict[str, Any]) -> str | None:
+    """The tool's own name where the agent's ACP adapter gives it (ACP has only a title for people).
+
+    Claude's adapter puts it in `_meta.claudeCode.toolName` (`Bash`, `mcp__kit__lookup`); any
+    vendor's `_meta.<vendor>.toolName`, or `_meta.toolName`, is read the same way.
+    """
+    meta = tool.get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    if isinstance(meta.get("toolName"), str) and meta["toolName"]:
+        return meta["toolName"]
+    for value in meta.values():
+        if isinstance(value, dict) and isinstance(value.get("toolName"), str) and value["toolName"]:
+            return value["toolName"]
+    return None
 
 
 def _output(tool: dict[str, Any]) -> str | None:

@@ -61,6 +61,7 @@ class AcpSession:
         self.events: list[Event] = []
         self.tools: dict[str, dict[str, Any]] = {}
         self.grants: list[dict[str, Any]] = []
+        self.costs: dict[str, float] = {}  # session -> the cost its last usage_update reported, in USD
         self.cancelling = False
         self.conn = Connection(process.stdout, process.stdin, self._record, self._notification, self._request)
 
@@ -99,7 +100,19 @@ class AcpSession:
                 self.events.append(Event("tool", now, tool_id=tool_id, update=update))
             self._settle(tool_id, update, now)
         else:
+            if kind == "usage_update":
+                self._cost(str((message.get("params") or {}).get("sessionId")), update.get("cost"))
             self.events.append(Event("meta", now, update=update))
+
+    def _cost(self, session_id: str, cost: Any) -> None:
+        """A usage_update's `cost` is the session's so far (Claude's adapter sends its SDK's total_cost_usd)."""
+        if isinstance(cost, dict) and cost.get("currency", "USD") == "USD":
+            amount = cost.get("amount")
+            if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+                self.costs[session_id] = float(amount)
+
+    def reported_cost(self) -> float | None:
+        return round(sum(self.costs.values()), 9) if self.costs else None
 
     def _settle(self, tool_id: str, update: dict[str, Any], now: float) -> None:
         if update.get("status") in ("completed", "failed"):
