@@ -140,6 +140,12 @@ def test_a_plugin_benchmark_s_proofs_go_beside_it_and_go_stale_when_it_changes(n
     [again] = json.loads(proofs_file.read_text())["records"]
     assert again["digest"] == stale["proofs"]["digest"]
     assert row()["proven"] == {"test": ["nop", "oracle", "units"]} and not row()["proofs"]["stale"]
+    # a copy made on purpose (nullius new version) carries the proofs that stand for the plugin's definition now
+    made = run_cli(["new", "version", "example-arith", "v2"], env)
+    assert made.code == 0, made.output
+    copied = json.loads((user / "benchmarks" / "example-arith" / "standard.json").read_text())
+    default = copied["versions"][copied["versions"]["default"]]
+    assert default["proven"]["test"]["oracle"]["passed"] == "5/5" and "proven" not in copied["versions"]["v2"]
 
 
 def test_an_older_nullius_s_copy_is_still_the_user_s_definition(nullius_env, installed, tmp_path):

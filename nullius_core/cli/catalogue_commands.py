@@ -13,7 +13,7 @@ from nullius_core.catalogue.checks import check_file
 from nullius_core.catalogue.listing import CONTROLS, fits_for, listing, participant_sources, resolve_benchmark, sources_of
 from nullius_core.catalogue.scaffold import ScaffoldError, new_entry, new_version
 from nullius_core.cli.base import USAGE_ERROR, Refused, console, json_option, print_json, refusals, session_for
-from nullius_core.definitions import FILE_KINDS
+from nullius_core.definitions import FILE_KINDS, DefinitionError
 from nullius_core.definitions.compat import canonical_family
 
 
@@ -136,6 +136,8 @@ def check(path: Path | None, as_json: bool) -> None:
     problems = []
     for file in files:
         problems += check_file(file, ports, session.paths)
+    if path is None:
+        problems += _proofs_files(session.catalogue)
     if as_json:
         print_json({"checked": [str(f) for f in files], "problems": [p.render() for p in problems]})
     else:
@@ -145,6 +147,18 @@ def check(path: Path | None, as_json: bool) -> None:
             click.echo(f"ok: {len(files)} definition{'s' if len(files) != 1 else ''} checked")
     if problems:
         sys.exit(USAGE_ERROR)
+
+
+def _proofs_files(catalogue) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """The user catalogue's proofs file of each plugin's entry, read strictly (an invalid one makes its entry invalid)."""
+    problems = []
+    for entry in catalogue.entries():
+        if not entry.from_user:
+            try:
+                catalogue.local_proofs(entry)
+            except DefinitionError as exc:
+                problems += exc.problems
+    return problems
 
 
 def _files_to_check(session, path: Path | None) -> list[Path]:  # type: ignore[no-untyped-def]
