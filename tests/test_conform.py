@@ -12,7 +12,7 @@ from conftest import ROOT
 from nullius_core.testing import run_cli
 
 FIXTURES = ROOT / "tests" / "fixtures"
-PLAYER = FIXTURES / "models" / "kit_player.py"
+PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, with_path
+from conftest import ROOT, pip_install_target, with_path
 
 from nullius_core.testing import run_cli
 
@@ -31,20 +31,45 @@ def proven(catalogue: Path) -> dict:
 
 
 def test_prove_records_the_four_checks(env, catalogue):
-    result = run_cli(["prove", "faulty", "--limit", "4", "--json"], env)
+    result = run_cli(["prove", "faulty", "--limit", "4", "--json", "--bench-option", "mode=long"], env)
     assert result.code == 0, result.output
     checks = json.loads(result.stdout)["test"]
     assert {name: c["ok"] for name, c in checks.items()} == {"units": True, "leak": True, "nop": True, "oracle": True}
     record = proven(catalogue)["test"]
     assert record["units"]["passed"] == "12 ids, the same twice, unique"
-    assert record["leak"] == {**record["leak"], "units": 4, "looked_for": 0, "short": 4, "limit": 4}
+    assert record["leak"] == {**record["leak"], "units": 4, "looked_for": 4, "short": 0, "passed": "4/4", "limit": 4}
     assert record["nop"]["passed"] == "0/4" and record["nop"]["expect"] == {"at_most": 0.0}
     assert record["oracle"]["passed"] == "4/4" and record["oracle"]["source"] == "adapter"
     assert (Path(env["NULLIUS_JOBS_DIR"]) / record["oracle"]["job"] / "result.json").exists()
-    assert "failed" not in record
+    assert "failed" not in record and "not_checked" not in record
     # a run on fewer units does not replace one on more
-    assert run_cli(["prove", "faulty", "--limit", "2"], env).code == 0
+    assert run_cli(["prove", "faulty", "--limit", "2", "--bench-option", "mode=long"], env).code == 0
     assert proven(catalogue)["test"]["oracle"]["units"] == 4
+
+
+def test_a_leak_check_that_looked_for_nothing_is_not_a_pass(env, catalogue):
+    """Every reference under 12 characters: "0/0" is said as not checked, never recorded or listed as passed."""
+    result = run_cli(["prove", "faulty", "--limit", "3"], env)
+    assert result.code == 0, result.output  # nothing failed
+    line = next(x for x in result.stdout.splitlines() if " leak: " in x)
+    assert line.startswith("faulty/test leak: NOT CHECKED nothing to look for: in each of the 3 units")
+    record = proven(catalogue)["test"]
+    assert "leak" not in record and {"oracle", "nop", "units"} <= set(record)
+    assert record["not_checked"]["leak"]["looked_for"] == 0 and "under 12 characters" in record["not_checked"]["leak"]["not_checked"]
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    row = next(b for b in listed["benchmarks"] if b["ref"] == "faulty")
+    assert row["proven"]["test"] == ["nop", "oracle", "units"] and list(row["not_checked"]["test"]) == ["leak"]
+    assert "test: not checked: leak" in run_cli(["list"], env).stdout.replace("\n", " ")
+    # a leak check that looks for something replaces it
+    assert run_cli(["prove", "faulty", "--limit", "3", "--bench-option", "mode=long"], env).code == 0
+    record = proven(catalogue)["test"]
+    assert record["leak"]["passed"] == "3/3" and "not_checked" not in record
+    # a record an older Nullius wrote, "passed": "0/0", is listed as not checked, not as a pass
+    raw = json.loads((catalogue / "benchmarks" / "faulty" / "standard.json").read_text())
+    raw["proven"]["test"]["leak"] = {"units": 3, "looked_for": 0, "short": 3, "passed": "0/0"}
+    (catalogue / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(raw))
+    row = next(b for b in json.loads(run_cli(["list", "--json"], env).stdout)["benchmarks"] if b["ref"] == "faulty")
+    assert "leak" not in row["proven"]["test"] and "looked for nothing (0/0)" in row["not_checked"]["test"]["leak"]
 
 
 def test_a_failing_check_is_taken_back_and_kept_under_failed(env, catalogue):
@@ -70,18 +95,72 @@ def test_leak_check_finds_an_answer_in_the_prompt(env, catalogue):
     assert record["failed"]["leak"]["leaked"] == ["u0000", "u0001", "u0002"]
 
 
-def test_a_plugin_definition_is_copied_before_its_proofs_are_written(nullius_env, installed, tmp_path):
-    env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, installed["template"])
-    shipped = installed["template"] / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith" / "standard.json"
-    before = shipped.read_bytes()
+def test_a_plugin_benchmark_s_proofs_go_beside_it_and_go_stale_when_it_changes(nullius_env, tmp_path):
+    """No copy shadows the plugin: its records go to the proofs file, keyed by its digest; an edit to its driver makes them stale."""
+    dist = tmp_path / "dist"
+    pip_install_target(dist, [str(ROOT / "examples" / "benchmark-plugin-template")])
+    env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, dist)
+    folder = dist / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+    before = (folder / "standard.json").read_bytes()
     result = run_cli(["prove", "example-arith"], env)
     assert result.code == 0, result.output
-    assert shipped.read_bytes() == before
-    copied = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "benchmarks" / "example-arith" / "standard.json"
-    assert json.loads(copied.read_text())["proven"]["test"]["oracle"]["passed"] == "5/5"
+    assert (folder / "standard.json").read_bytes() == before  # the plugin's files are never written
+    user = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue"
+    assert not (user / "benchmarks").exists()  # and nothing is copied over them
+    proofs_file = user / "proofs" / "benchmarks" / "example-arith.json"
+    stored = json.loads(proofs_file.read_text())
+    [record] = stored["records"]
+    assert stored["kind"] == "benchmark" and stored["key"] == "example-arith" and record["version"] is None
+    assert record["digest"].startswith("sha256:") and record["definition"].startswith("plugin example-bench (nullius-bench-example")
+    assert record["proven"]["test"]["oracle"]["passed"] == "5/5"
+
+    def row():
+        listed = json.loads(run_cli(["list", "--json"], env).stdout)
+        return next(b for b in listed["benchmarks"] if b["ref"] == "example-arith")
+
+    now = row()
+    assert now["source"].startswith("plugin example-bench") and now["proofs"]["from"] == "proofs file"
+    assert now["proofs"]["file"] == str(proofs_file) and now["proofs"]["digest"] == record["digest"]
+    assert now["proven"] == {"test": ["nop", "oracle", "units"]}  # its answers are short: the leak check is not a pass
+    config = json.loads((Path(env["NULLIUS_JOBS_DIR"]) / record["proven"]["test"]["oracle"]["job"] / "config.json").read_text())["standard"]
+    assert config["source"] == now["source"] and config["proofs"]["from"] == "definition"  # the run read the shipped proofs
+    # an edit of the plugin's driver is a different definition: its old proofs are stale, shown and not used
+    with (folder / "driver.py").open("a") as out:
+        out.write("# an edit\n")
+    stale = row()
+    assert stale["proofs"]["stale"] and stale["proofs"]["from"] == "definition" and stale["proven"] == {}
+    assert stale["proofs"]["stale_record"]["digest"] == record["digest"] != stale["proofs"]["digest"]
+    assert "are stale" in run_cli(["list"], env).stdout
+    ran = run_cli(["run", "example-arith", "oracle", "--limit", "1", "--job-name", "after-edit"], env)
+    assert ran.code == 0, ran.output
+    config = json.loads((Path(env["NULLIUS_JOBS_DIR"]) / "after-edit" / "config.json").read_text())["standard"]
+    assert config["proofs"]["stale"] and "are stale" in config["proofs"]["says"]
+    # proving the edited definition replaces the stale record
+    assert run_cli(["prove", "example-arith"], env).code == 0
+    [again] = json.loads(proofs_file.read_text())["records"]
+    assert again["digest"] == stale["proofs"]["digest"]
+    assert row()["proven"] == {"test": ["nop", "oracle", "units"]} and not row()["proofs"]["stale"]
+    # a copy made on purpose (nullius new version) carries the proofs that stand for the plugin's definition now
+    made = run_cli(["new", "version", "example-arith", "v2"], env)
+    assert made.code == 0, made.output
+    copied = json.loads((user / "benchmarks" / "example-arith" / "standard.json").read_text())
+    default = copied["versions"][copied["versions"]["default"]]
+    assert default["proven"]["test"]["oracle"]["passed"] == "5/5" and "proven" not in copied["versions"]["v2"]
+
+
+def test_an_older_nullius_s_copy_is_still_the_user_s_definition(nullius_env, installed, tmp_path):
+    """A copy made by an older Nullius is not migrated: it is used, written and listed as the user's, shadowing the plugin."""
+    env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, installed["template"])
+    shipped = installed["template"] / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith"
+    copy = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "benchmarks" / "example-arith"
+    shutil.copytree(shipped, copy)
+    assert run_cli(["prove", "example-arith", "--limit", "2"], env).code == 0
+    assert json.loads((copy / "standard.json").read_text())["proven"]["test"]["oracle"]["passed"] == "2/2"
+    assert not (copy.parent.parent / "proofs").exists()
     listed = json.loads(run_cli(["list", "--json"], env).stdout)
     row = next(b for b in listed["benchmarks"] if b["ref"] == "example-arith")
-    assert row["proven"] == {"test": ["leak", "nop", "oracle", "units"]} and row["source"] == "user catalogue"
+    assert row["source"] == "user catalogue" and row["shadows"].startswith("plugin example-bench")
+    assert row["proofs"]["says"] == "the definition's own file"
 
 
 def test_shards_merge_into_the_unsharded_job(env, tmp_path):

@@ -294,3 +294,41 @@ def test_a_link_that_loops(nullius_env, tmp_path):
     (path.parent / "data" / "loop").symlink_to("loop")
     [line] = refused(nullius_env, path)
     assert line == f"{path}: $: expected every link in the definition's folder to stay inside it, found data/loop -> loop"
+
+
+def test_a_file_of_the_wrong_shape_still_gets_every_other_check_in_one_pass(nullius_env, tmp_path):
+    """A wrong type no longer hides the rest: the folder, the ports, the entry's files and the present data, all said at once."""
+    def change(standard):
+        standard["limits"] = {"score_seconds": "x"}  # the model cannot be built
+        standard["needs"] = ["agent.nope/v1"]
+        standard["driver"]["command"] = ["python3", "{here}/../outside.py"]
+        standard["datasets"]["test"]["sha256"] = "0" * 64
+
+    path = bench(tmp_path, change)
+    (path.parent / "benchmark.json").unlink()
+    lines = refused(nullius_env, path)
+    where = sorted(line.split(": ")[1] for line in lines)
+    assert where == ["$", "$.datasets.test.sha256", "$.driver.command[1]", "$.limits.score_seconds", "$.needs[0]"], lines
+    assert f"{path.parent / 'benchmark.json'}: $: expected a file here, found none" in lines
+    assert any(line.startswith(f"{path}: $.datasets.test.sha256: expected the sha256 of {path.parent / 'data' / 'problems.jsonl'}") for line in lines)
+
+
+def test_an_agent_of_the_wrong_shape_still_has_its_proven_ports_checked(nullius_env, tmp_path):
+    path = write(tmp_path, {**GOOD_AGENT, "start": "not a list", "proven": {"agent.nope/v1": {"passed": "1/1"}}})
+    lines = refused(nullius_env, path)
+    assert sorted(line.split(": ")[1] for line in lines) == ['$.proven["agent.nope/v1"]', "$.start"], lines
+
+
+def test_an_invalid_proofs_file_is_an_error_naming_it_never_a_fallback(nullius_env):
+    """A proofs file beside a plugin's definition is read strictly: its entry is invalid, not proven by the shipped file alone."""
+    proofs = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "proofs" / "agents" / "reference.json"
+    proofs.parent.mkdir(parents=True)
+    proofs.write_text(json.dumps({"schema": "nullius.proofs/v1", "kind": "agent", "key": "reference", "records": [
+        {"version": None, "digest": "sha256:0", "definition": "d", "date": "2026-12-01", "proven": {"agent.task/v1": {"passed": 3}}}]}))
+    line = f'{proofs}: $.records[0].proven["agent.task/v1"].passed: expected a string, found the integer 3'
+    checked = run_cli(["check"], nullius_env)
+    assert checked.code == 2 and line in checked.stderr.splitlines(), checked.output
+    listed = run_cli(["list"], nullius_env)
+    assert listed.code == 2 and line in listed.stderr and "Traceback" not in listed.stderr
+    fit = run_cli(["fit", "gsm8k", "--json"], nullius_env)
+    assert "reference" not in json.loads(fit.stdout)["fits"]

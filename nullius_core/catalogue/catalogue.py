@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core.catalogue import proofs
 from nullius_core.definitions import Agent, Capability, Standard, load
 from nullius_core.definitions.compat import OLD_FILE, OLD_FOLDER
 from nullius_core.plugins.manager import PluginInfo
@@ -94,6 +95,7 @@ class Catalogue:
         self._entries: dict[tuple[str, str], Entry] = {}
         self.overridden: dict[tuple[str, str], Entry] = {}
         self._cache: dict[Path, Any] = {}
+        self._digests: dict[Path, str] = {}
         provided: dict[tuple[str, str], list[Entry]] = {}
         for registered in sources:
             info = plugins.get(registered.plugin)
@@ -136,10 +138,37 @@ class Catalogue:
         return sorted(found, key=lambda e: (e.kind, e.key))
 
     def load(self, entry: Entry) -> Any:
-        """The entry's definition, read once (raises DefinitionError)."""
+        """The entry's definition, read once (raises DefinitionError); a plugin's with its current local proofs laid over."""
         if entry.file not in self._cache:
-            self._cache[entry.file] = load(entry.file)
+            definition = load(entry.file)
+            if not entry.from_user:
+                local = self.local_proofs(entry)
+                if local is not None:
+                    definition = proofs.overlay(definition, entry.kind, local, self.digest(entry))
+            self._cache[entry.file] = definition
         return self._cache[entry.file]
+
+    def proofs_file(self, entry: Entry) -> Path:
+        return proofs.path_for(self.user_root, entry.kind, entry.key)
+
+    def local_proofs(self, entry: Entry) -> proofs.ProofsFile | None:
+        """The user catalogue's proofs of a plugin's entry (raises DefinitionError naming the proofs file)."""
+        return proofs.read(self.proofs_file(entry), entry.kind)
+
+    def digest(self, entry: Entry) -> str:
+        if entry.folder not in self._digests:
+            self._digests[entry.folder] = proofs.digest(entry.folder, entry.file.name)
+        return self._digests[entry.folder]
+
+    def standing(self, entry: Entry, block: str | None) -> proofs.Standing:
+        """Where the proofs of one version (`block`: its name, None for a file without versions) come from."""
+        if entry.from_user:
+            return proofs.Standing(file=None, digest=None, record=None, own=True)
+        local = self.local_proofs(entry)
+        record = local.record(block) if local is not None else None
+        if record is None:
+            return proofs.Standing(file=None, digest=None, record=None, own=False)
+        return proofs.Standing(file=self.proofs_file(entry), digest=self.digest(entry), record=record, own=False)
 
     def benchmark(self, key: str) -> tuple[Entry, Standard]:
         entry = self._require("benchmark", key)

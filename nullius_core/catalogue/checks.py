@@ -19,15 +19,22 @@ from typing import Any
 
 from nullius_core.catalogue.catalogue import Entry
 from nullius_core.definitions import (
+    FILE_KINDS,
     Agent,
     Capability,
     CatalogueEntry,
+    Dataset,
     DefinitionError,
     Problem,
     Standard,
+    Upstream,
     UpstreamSettings,
     load,
+    read_json,
+    structure,
 )
+from nullius_core.definitions.common import bad_port
+from nullius_core.definitions.compat import OLD_FILE, canonical_port
 from nullius_core.definitions.dockerfile import layer_problems
 from nullius_core.definitions.folder import folder_problems, inside
 from nullius_core.definitions.problems import child_path
@@ -37,19 +44,22 @@ from nullius_core.run import data, upstream
 
 
 def check_file(path: Path, ports: Mapping[str, Port], paths: Paths | None = None) -> list[Problem]:
-    """Every problem of one definition file (and, for a standard.json, of its entry).
+    """Every problem of one definition file (and, for a standard.json, of its entry), in one pass.
 
     With `paths`, a dataset's file in the cache or an upstream's clone is checked too.
+    A file whose shape is wrong still gets every check that can be made
+    without its whole model (`_beyond_its_shape`), so a fix is not followed by
+    the next problem, one at a time.
     """
     try:
         definition = load(path)
     except DefinitionError as exc:
-        return exc.problems
+        return exc.problems + _beyond_its_shape(path, ports, paths)
     problems: list[Problem] = []
     if isinstance(definition, Standard):
         problems += _standard(path, definition, ports)
         problems += folder_problems(path)
-        problems += _datasets(path, definition, paths)
+        problems += _datasets(path, _pinned(definition, path.parent.name), paths)
     elif isinstance(definition, (Agent, Capability)):
         problems += _participant(path, definition, ports)
         problems += folder_problems(path)
@@ -60,31 +70,99 @@ def check_entry(entry: Entry, ports: Mapping[str, Port], paths: Paths | None = N
     return check_file(entry.file, ports, paths)
 
 
-def _datasets(path: Path, standard: Standard, paths: Paths | None) -> list[Problem]:
-    """Each version's dataset files that can be read here, against their pins."""
-    folder, key = path.parent, path.parent.name  # a catalogue entry's key is its folder's name
-    problems: list[Problem] = []
-    seen: set[tuple[str, Path]] = set()
+def _beyond_its_shape(path: Path, ports: Mapping[str, Port], paths: Paths | None) -> list[Problem]:
+    """The checks a file whose model could not be built still gets, read from its JSON: the folder, the ports, the entry's files, the data."""
+    if path.name not in FILE_KINDS:
+        return []
+    try:
+        raw = read_json(path)
+    except DefinitionError:
+        return []  # not JSON: the one problem is said already
+    if not isinstance(raw, dict):
+        return []
+    problems = folder_problems(path)
+    known = ", ".join(sorted(ports)) or "none registered"
+    if path.name == "standard.json":
+        for i, port in enumerate(raw.get("needs") if isinstance(raw.get("needs"), list) else []):
+            if isinstance(port, str) and not bad_port(port) and port not in ports:
+                problems.append(Problem(f"$.needs[{i}]", f"expected a registered port ({known}), found {port!r}", path))
+        if "kit" not in raw:
+            for name, cls in (("benchmark.json", CatalogueEntry), ("upstream-settings.json", UpstreamSettings)):
+                try:
+                    load(path.parent / name, cls)
+                except DefinitionError as exc:
+                    problems += exc.problems
+        problems += _datasets(path, _pinned_raw(raw), paths)
+    elif path.name in ("agent.json", "capability.json", OLD_FILE):
+        for where, block in _raw_blocks(raw):
+            for port in block.get("proven") if isinstance(block.get("proven"), dict) else {}:
+                if not bad_port(port) and canonical_port(port) not in ports:
+                    problems.append(Problem(child_path(f"{where}.proven", port), f"expected a registered port ({known}), found {port!r}", path))
+    return problems
+
+
+def _raw_blocks(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    versions = raw.get("versions") if isinstance(raw.get("versions"), dict) else {}
+    return [("$", raw)] + [(child_path("$.versions", n), b) for n, b in versions.items() if n != "default" and isinstance(b, dict)]
+
+
+# (where in the file, the dataset's name, the dataset, its version's upstream): what `_datasets` checks
+Pinned = list[tuple[str, str, Dataset, Upstream | None]]
+
+
+def _pinned(standard: Standard, key: str) -> Pinned:
+    out: Pinned = []
     for version in standard.version_names() or [None]:
         resolved = standard.resolve(key, version)
         own = version is not None and standard.versions is not None and standard.versions.blocks[version].datasets
         at = child_path(child_path("$.versions", version) if own else "$", "datasets")
-        clone = upstream.existing_clone(paths, key, resolved.upstream) if paths is not None else None
-        for name, dataset in resolved.datasets.items():
-            where = child_path(at, name)
-            local = data.local_file(dataset, folder)
-            if local is not None and not inside(folder, local):
-                continue  # folder_problems says so
-            file = local or (data.reachable(paths, key, name, dataset, folder, clone) if paths is not None else None)
-            if file is None or (where, file) in seen:
-                continue  # nothing to read without fetching, or read already
-            seen.add((where, file))
-            if not file.is_file():
-                problems.append(Problem(f"{where}.path", f"expected a file in the benchmark's folder, found none at {file}", path))
-                continue
-            found = data.sha256_file(file)
-            if found != dataset.sha256:
-                problems.append(Problem(f"{where}.sha256", f"expected the sha256 of {file}, which is {found}, found {dataset.sha256!r}", path))
+        out += [(child_path(at, name), name, dataset, resolved.upstream) for name, dataset in resolved.datasets.items()]
+    return out
+
+
+def _pinned_raw(raw: dict[str, Any]) -> Pinned:
+    """The datasets of a file that did not structure whole: each one that structures alone, with its block's upstream if that does."""
+    out: Pinned = []
+    top_upstream = _or_none(raw.get("upstream"), Upstream, "$.upstream")
+    for where, block in _raw_blocks(raw):
+        upstream = _or_none(block.get("upstream"), Upstream, f"{where}.upstream") if where != "$" else top_upstream
+        datasets = block.get("datasets")
+        for name, value in (datasets.items() if isinstance(datasets, dict) else []):
+            dataset = _or_none(value, Dataset, child_path(f"{where}.datasets", name))
+            if dataset is not None:
+                out.append((child_path(f"{where}.datasets", name), name, dataset, upstream or top_upstream))
+    return out
+
+
+def _or_none(value: Any, cls: type, where: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return structure(value, cls, where)
+    except DefinitionError:
+        return None  # its problems are said already, by the whole file's read
+
+
+def _datasets(path: Path, pinned: Pinned, paths: Paths | None) -> list[Problem]:
+    """Each dataset file that can be read here (the folder, the cache, a clone already made), against its pin."""
+    folder, key = path.parent, path.parent.name  # a catalogue entry's key is its folder's name
+    problems: list[Problem] = []
+    seen: set[tuple[str, Path]] = set()
+    for where, name, dataset, upstream_block in pinned:
+        local = data.local_file(dataset, folder)
+        if local is not None and not inside(folder, local):
+            continue  # folder_problems says so
+        clone = upstream.existing_clone(paths, key, upstream_block) if paths is not None else None
+        file = local or (data.reachable(paths, key, name, dataset, folder, clone) if paths is not None else None)
+        if file is None or (where, file) in seen:
+            continue  # nothing to read without fetching, or read already
+        seen.add((where, file))
+        if not file.is_file():
+            problems.append(Problem(f"{where}.path", f"expected a file in the benchmark's folder, found none at {file}", path))
+            continue
+        found = data.sha256_file(file)
+        if found != dataset.sha256:
+            problems.append(Problem(f"{where}.sha256", f"expected the sha256 of {file}, which is {found}, found {dataset.sha256!r}", path))
     return problems
 
 

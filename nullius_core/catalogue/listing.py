@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nullius_core.catalogue.catalogue import Catalogue, Entry, split_ref
+from nullius_core.catalogue.proofs import SECTIONS, not_looked_for
 from nullius_core.definitions import Agent, Capability, DefinitionError, Resolved, ResolvedBenchmark, Standard
 from nullius_core.ports.fit import FitResult, fit, offered, shown_skills
 from nullius_core.ports.model import Port
@@ -97,9 +98,13 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
                 "needs": list(bench.standard.needs),
                 "needs_skills": dict(bench.standard.needs_skills),
                 "datasets": {name: ds.units for name, ds in bench.datasets.items()},
-                "proven": {ds: sorted(c for c in checks if c != "failed") for ds, checks in bench.proven.items() if isinstance(checks, dict)},
+                "proven": {ds: sorted(c for c, r in checks.items() if c not in SECTIONS and not not_looked_for(c, r))
+                           for ds, checks in bench.proven.items() if isinstance(checks, dict)},
                 "failed": {ds: sorted(checks["failed"]) for ds, checks in bench.proven.items() if isinstance(checks, dict) and checks.get("failed")},
+                "not_checked": _not_checked(bench.proven),
                 "source": entry.source(),
+                "shadows": _shadows(catalogue, entry),
+                "proofs": catalogue.standing(entry, bench.version).as_json(),
             }
         )
         for person in people:
@@ -112,7 +117,7 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
             "upstream": p.upstream.package,
             "version": p.upstream.version,
             "offers": offers_of(p, ports),
-            "source": _source_of(catalogue, p),
+            **_sources(catalogue, p),
         }
         for p in people
     ]
@@ -126,6 +131,44 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
     }
 
 
-def _source_of(catalogue: Catalogue, participant: Resolved) -> str:
+def _sources(catalogue: Catalogue, participant: Resolved) -> dict[str, Any]:
+    """Which copy of the definition is used, what it shadows, and where its proofs come from."""
     entry = catalogue.get(participant.family, participant.key)
-    return entry.source() if entry else ""
+    if entry is None:
+        return {"source": "", "shadows": None, "proofs": None}
+    block = participant.version if participant.has_versions else None
+    return {"source": entry.source(), "shadows": _shadows(catalogue, entry), "proofs": catalogue.standing(entry, block).as_json()}
+
+
+def _shadows(catalogue: Catalogue, entry: Entry) -> str | None:
+    """The plugin's entry a user's definition of the same key replaces (an older Nullius's copy, say)."""
+    hidden = catalogue.overridden.get((entry.kind, entry.key)) if entry.from_user else None
+    return hidden.source() if hidden else None
+
+
+def _not_checked(proven: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per dataset, the checks that found nothing to look at, with why (an older leak record of 0/0 included)."""
+    out: dict[str, dict[str, str]] = {}
+    for ds, checks in proven.items():
+        if not isinstance(checks, dict):
+            continue
+        found = {name: str(r.get("not_checked", "")) for name, r in (checks.get("not_checked") or {}).items() if isinstance(r, dict)}
+        for name, record in checks.items():
+            if name not in SECTIONS and not_looked_for(name, record):
+                found.setdefault(name, f"it looked for nothing ({record.get('passed')}): every reference is under 12 characters")
+        if found:
+            out[ds] = found
+    return out
+
+
+def sources_of(catalogue: Catalogue, bench: ResolvedBenchmark) -> dict[str, Any]:
+    """A benchmark's copy in use and where its proofs come from."""
+    entry = catalogue.get("benchmark", bench.key)
+    assert entry is not None
+    return {"source": entry.source(), "shadows": _shadows(catalogue, entry), "proofs": catalogue.standing(entry, bench.version).as_json()}
+
+
+def participant_sources(catalogue: Catalogue, ref: str) -> dict[str, Any]:
+    key, version = split_ref(ref)
+    entry, definition = catalogue.participant(key)
+    return _sources(catalogue, definition.resolve(key, version))

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nullius_core.catalogue import proofs
 from nullius_core.catalogue.catalogue import Catalogue, Entry
 from nullius_core.definitions import read_json, write_json
 from nullius_core.definitions.common import KEY_NAME
@@ -123,13 +124,33 @@ def _capability(key: str, port: str) -> dict[str, Any]:
 
 
 def writable_dir(catalogue: Catalogue, entry: Entry) -> Path:
-    """The entry's folder in the user catalogue, copied there first if a plugin ships it."""
+    """The entry's folder in the user catalogue, copied there first if a plugin ships it.
+
+    The copy carries the proofs that stand for the plugin's definition now:
+    the shipped ones with the user catalogue's current records laid over.
+    """
     if entry.from_user:
         return entry.folder
     target = catalogue.user_root / entry.folder.parent.name / entry.key
     if not target.exists():
         shutil.copytree(entry.folder, target, ignore=shutil.ignore_patterns("__pycache__"))
+        _carry_proofs(catalogue, entry, target / entry.file.name)
     return target
+
+
+def _carry_proofs(catalogue: Catalogue, entry: Entry, file: Path) -> None:
+    local = catalogue.local_proofs(entry)
+    if local is None:
+        return
+    now = catalogue.digest(entry)
+    raw = read_json(file)
+    for record in local.records:
+        if record.digest != now:
+            continue  # stale proofs are not carried: they are of another definition
+        holder = raw if record.version is None and "versions" not in raw else (raw.get("versions") or {}).get(record.version)
+        if isinstance(holder, dict) and (record.version is None) == ("versions" not in raw):
+            holder["proven"] = proofs.merge(entry.kind, holder.get("proven") or {}, record.proven)
+    write_json(file, raw)
 
 
 # Keys a version block takes from the top of a file without versions.

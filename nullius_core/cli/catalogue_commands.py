@@ -10,10 +10,10 @@ from rich.table import Table
 
 from nullius_core.catalogue.catalogue import scan
 from nullius_core.catalogue.checks import check_file
-from nullius_core.catalogue.listing import CONTROLS, fits_for, listing, resolve_benchmark
+from nullius_core.catalogue.listing import CONTROLS, fits_for, listing, participant_sources, resolve_benchmark, sources_of
 from nullius_core.catalogue.scaffold import ScaffoldError, new_entry, new_version
 from nullius_core.cli.base import USAGE_ERROR, Refused, console, json_option, print_json, refusals, session_for
-from nullius_core.definitions import FILE_KINDS
+from nullius_core.definitions import FILE_KINDS, DefinitionError
 from nullius_core.definitions.compat import canonical_family
 
 
@@ -39,19 +39,21 @@ def _ports(session):  # type: ignore[no-untyped-def]
 def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
     out = console()
     table = Table(title="Benchmarks", title_justify="left")
-    for col in ("benchmark", "needs", "datasets", "proven", "source"):
+    for col in ("benchmark", "needs", "datasets", "proven", "source (proofs from)"):
         table.add_column(col)
     for row in data["benchmarks"]:
         needs = ", ".join(row["needs"]) or "-"
         for port, skills in row["needs_skills"].items():
             needs += f" (skills of {port}: {', '.join(skills)})"
         datasets = ", ".join(f"{k} ({v})" for k, v in row["datasets"].items())
-        proven = "; ".join(f"{ds}: {', '.join(checks)}" for ds, checks in row["proven"].items()) or "not proven"
-        table.add_row(row["ref"], needs, datasets, proven, row["source"])
+        proven = "; ".join(f"{ds}: {', '.join(checks)}" for ds, checks in row["proven"].items() if checks) or "not proven"
+        for ds, checks in row["not_checked"].items():
+            proven += f"; {ds}: not checked: {', '.join(checks)}"
+        table.add_row(row["ref"], needs, datasets, proven, _source_cell(row))
     out.print(table)
     for title, rows in (("Agents", data["agents"]), ("Capabilities", data["capabilities"])):
         table = Table(title=title, title_justify="left")
-        for col in ("name", "upstream", "offers (proven)", "source"):
+        for col in ("name", "upstream", "offers (proven)", "source (proofs from)"):
             table.add_column(col)
         for row in rows:
             offers = "\n".join(
@@ -59,7 +61,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
                 for port, o in row["offers"].items()
             ) or "nothing proven"
             upstream = f"{row['upstream']} {row['version']}" if row["upstream"] else "-"
-            table.add_row(row["ref"], upstream, offers, row["source"])
+            table.add_row(row["ref"], upstream, offers, _source_cell(row))
         out.print(table)
     table = Table(title="Pairs that fit", title_justify="left")
     table.add_column("benchmark")
@@ -76,6 +78,13 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
             click.echo(f"  {line}", err=True)
 
 
+def _source_cell(row: dict) -> str:  # type: ignore[type-arg]
+    """Which copy is used, what it shadows, and where its proofs come from."""
+    cell = row["source"] + (f", over {row['shadows']}" if row.get("shadows") else "")
+    proofs = row.get("proofs")
+    return cell + (f"\nproofs: {proofs['says']}" if proofs else "")
+
+
 @click.command("fit")
 @click.argument("benchmark")
 @json_option
@@ -88,6 +97,8 @@ def fit_(benchmark: str, as_json: bool) -> None:
     results, broken = fits_for(bench, catalogue, _ports(session))
     data = {
         "benchmark": bench.ref,
+        "source": sources_of(catalogue, bench),
+        "sources": {r.participant: participant_sources(catalogue, r.participant) for r in results},
         "needs": list(bench.standard.needs),
         "needs_skills": dict(bench.standard.needs_skills),
         "fits": [r.participant for r in results if r.ok],
@@ -99,9 +110,11 @@ def fit_(benchmark: str, as_json: bool) -> None:
         print_json(data)
         return
     click.echo(f"{bench.ref} needs {', '.join(data['needs']) or 'no port'}")
+    click.echo(f"  (from {data['source']['source']}; proofs: {data['source']['proofs']['says']})")
     click.echo("Can run it:")
     for ref in data["fits"]:
-        click.echo(f"  {ref}")
+        used = data["sources"][ref]
+        click.echo(f"  {ref}  (from {used['source']}; proofs: {used['proofs']['says']})")
     click.echo(f"  {', '.join(CONTROLS)} (controls)")
     if data["refused"]:
         click.echo("Cannot run it:")
@@ -123,6 +136,8 @@ def check(path: Path | None, as_json: bool) -> None:
     problems = []
     for file in files:
         problems += check_file(file, ports, session.paths)
+    if path is None:
+        problems += _proofs_files(session.catalogue)
     if as_json:
         print_json({"checked": [str(f) for f in files], "problems": [p.render() for p in problems]})
     else:
@@ -132,6 +147,18 @@ def check(path: Path | None, as_json: bool) -> None:
             click.echo(f"ok: {len(files)} definition{'s' if len(files) != 1 else ''} checked")
     if problems:
         sys.exit(USAGE_ERROR)
+
+
+def _proofs_files(catalogue) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """The user catalogue's proofs file of each plugin's entry, read strictly (an invalid one makes its entry invalid)."""
+    problems = []
+    for entry in catalogue.entries():
+        if not entry.from_user:
+            try:
+                catalogue.local_proofs(entry)
+            except DefinitionError as exc:
+                problems += exc.problems
+    return problems
 
 
 def _files_to_check(session, path: Path | None) -> list[Path]:  # type: ignore[no-untyped-def]

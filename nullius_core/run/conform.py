@@ -4,8 +4,9 @@ Each kit runs as a job of its own. With `--repeat K` each check runs K times
 and holds when a majority passed. A port is proven when all its basic checks
 hold; its proof says which skills were shown, the kit's version, the model,
 the job, the backend and the upstream version it was made on. A port whose
-basic checks now fail is taken back. A plugin's definition is copied to the
-user catalogue before anything is written.
+basic checks now fail is taken back. A user's own definition is written; a
+plugin's is never copied: its proofs go to the user catalogue's proofs file
+(catalogue/proofs.py), beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import attrs
 
 from nullius_core.catalogue.catalogue import split_ref
-from nullius_core.catalogue.scaffold import writable_dir
+from nullius_core.catalogue.proofs import write_record
 from nullius_core.definitions import read_json, write_json
 from nullius_core.failures import kind_of, outside_the_agent
 from nullius_core.jobs.layout import JobDir
@@ -174,20 +175,20 @@ def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: s
 
 
 def _record(session: Session, entry: Any, definition: Any, version: str | None, results: list[PortResult]) -> Path | None:
-    """The proofs written into the user catalogue's copy; None when nothing changes (no copy is made for nothing)."""
-    current = read_json(entry.file)
-    holder = current["versions"][version or current["versions"]["default"]] if "versions" in current else current
-    had = holder.get("proven") or {}
-    if all(r.skipped or (not r.proven and r.port not in had) for r in results):
-        return None
-    folder = writable_dir(session.catalogue, entry)
-    path = folder / entry.file.name
-    raw = read_json(path)
-    if "versions" in raw:
-        holder = raw["versions"][version or raw["versions"]["default"]]
-    else:
-        holder = raw
+    """The proofs written: into a user's own definition, or beside a plugin's in the proofs file; None when nothing changes."""
+    block = None if definition.versions is None else version or definition.versions.default
+    path = _into_own_file(entry, block, results) if entry.from_user else _into_proofs_file(session, entry, block, results)
+    if path is not None:
+        session.forget_catalogue()
+    return path
+
+
+def _into_own_file(entry: Any, block: str | None, results: list[PortResult]) -> Path | None:
+    raw = read_json(entry.file)
+    holder = raw["versions"][block] if block is not None else raw
     proven = holder.setdefault("proven", {})
+    if all(r.skipped or (not r.proven and r.port not in proven) for r in results):
+        return None  # nothing is proven and nothing taken back: the file is left as it is
     for result in results:
         if result.skipped:
             continue
@@ -197,6 +198,29 @@ def _record(session: Session, entry: Any, definition: Any, version: str | None, 
             proven.pop(result.port, None)  # a claim whose basic checks fail is taken back
     if not proven:
         holder.pop("proven")
-    write_json(path, raw)
-    session.forget_catalogue()
+    write_json(entry.file, raw)
+    return entry.file
+
+
+def _into_proofs_file(session: Session, entry: Any, block: str | None, results: list[PortResult]) -> Path | None:
+    """A plugin's definition is never copied: its proofs go to the user catalogue's proofs file, keyed by its digest."""
+    catalogue = session.catalogue
+    shipped_raw = read_json(entry.file)
+    shipped = (shipped_raw["versions"][block] if block is not None else shipped_raw).get("proven") or {}
+    standing = catalogue.standing(entry, block)
+    local = dict(standing.record.proven) if standing.current and standing.record else {}
+    changed = False
+    for result in results:
+        if result.skipped:
+            continue
+        if result.proven or result.port in shipped:
+            local[result.port] = result.record  # a failing proof hides the shipped one: the claim is taken back
+            changed = True
+        elif result.port in local:
+            local.pop(result.port)
+            changed = True
+    if not changed:
+        return None  # no file is written for nothing
+    path = catalogue.proofs_file(entry)
+    write_record(path, entry.kind, entry.key, block, catalogue.digest(entry), entry.source(), local)
     return path

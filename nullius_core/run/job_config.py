@@ -68,6 +68,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             "driver": {"command": prepared.launch.argv, "install": str(prepared.install_dir) if prepared.install_dir else None},
             "plugins": versions,
             "source": prepared.entry.source(),
+            "proofs": prepared.proofs,
         },
     }
 
@@ -103,4 +104,5 @@ def agent_record(prepared: Prepared) -> dict[str, Any] | None:
         "base_url": agent.upstream.base_url if agent.upstream else None,
         "permissions": "every permission request is granted (allow_once where offered) and recorded in the trial" if hasattr(agent, "protocol") else None,
         "source": agent.entry.source(),
+        "proofs": getattr(agent, "proofs", None),
     }

@@ -6,6 +6,8 @@ missing (a port, `--unsandboxed`, `--model`, a provider's key).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from nullius_core.catalogue.catalogue import Entry, split_ref
@@ -30,6 +32,7 @@ class PreparedCapability:
     install_dir: object  # Path | None
     runner: RunnerSpec
     upstream: Upstream | None  # for the driver's produce, when the run has a model
+    proofs: dict[str, Any] | None = None  # where its proofs come from (catalogue.Standing.as_json)
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +43,7 @@ class PreparedAgent:
     install_dir: object  # Path | None
     upstream: Upstream
     protocol: AgentProtocolSpec
+    proofs: dict[str, Any] | None = None  # where its proofs come from (catalogue.Standing.as_json)
 
 
 def prepare_agent(
@@ -88,7 +92,8 @@ def prepare_agent(
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
     install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
-    return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol)
+    return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol,
+                         proofs=_proofs(session, entry, resolved))
 
 
 def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolved, progress: Progress, refused: type[Exception]) -> PreparedCapability:
@@ -106,7 +111,12 @@ def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolve
         except upstreams.RelayRefused as exc:
             raise refused(str(exc)) from None
     install_dir = _install(session, resolved, progress, refused, kind="capabilities", label="capability")
-    return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream)
+    return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream,
+                              proofs=_proofs(session, entry, resolved))
+
+
+def _proofs(session: Session, entry: Entry, resolved: Resolved) -> dict[str, Any]:
+    return session.catalogue.standing(entry, resolved.version if resolved.has_versions else None).as_json()
 
 
 def _install(session: Session, resolved: Resolved, progress: Progress, refused: type[Exception], kind: str, label: str):

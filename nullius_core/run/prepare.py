@@ -49,6 +49,7 @@ class Prepared:
     install_dir: Path | None
     upstream_dir: Path | None
     agent: Any = None  # a PreparedAgent for an agent run; None for a control
+    proofs: dict[str, Any] | None = None  # where the benchmark's proofs come from (catalogue.Standing.as_json); None for a kit
 
     @property
     def score_seconds(self) -> float:
@@ -145,6 +146,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         install_dir=install_dir,
         upstream_dir=clone,
         agent=agent,
+        proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
     )
 
 

@@ -8,12 +8,15 @@ oracle  a job of the oracle control: everything passes, or every score at the ce
 
 What passed is written per dataset, dated, naming its job; a failing check
 is taken back and kept under `proven.<dataset>.failed`; a check on fewer
-units does not replace one on more. A plugin's definition is copied to the
-user catalogue first.
+units does not replace one on more; a leak check with nothing to look for is
+not a pass, kept under `proven.<dataset>.not_checked`. A user's own
+definition is written; a plugin's is never copied: its records go to the
+user catalogue's proofs file (catalogue/proofs.py), beside it.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import tempfile
 from datetime import date
@@ -23,7 +26,7 @@ from typing import Any
 import attrs
 
 from nullius_core import aio
-from nullius_core.catalogue.scaffold import writable_dir
+from nullius_core.catalogue.proofs import apply_check, not_looked_for, write_record
 from nullius_core.definitions import Control, read_json, write_json
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run.backend import init_repository
@@ -55,6 +58,11 @@ class Check:
     name: str
     ok: bool
     record: dict[str, Any]
+    checked: bool = True  # False: the check found nothing to look at (a leak check with every reference short)
+
+    @property
+    def state(self) -> str:
+        return "not checked" if not self.checked else "passed" if self.ok else "failed"
 
 
 def prove(session: Session, request: ProveRequest, progress: Progress) -> dict[str, list[Check]]:
@@ -169,6 +177,12 @@ async def _leak(driver: Any, prepared: Prepared, units: list[str], scratch: Path
     record: dict[str, Any] = {"units": len(units), "looked_for": looked_for, "short": short, "passed": f"{clean}/{looked_for}"}
     if limit is not None:
         record["limit"] = limit
+    if looked_for == 0:
+        # nothing was looked for, so nothing is known of a leak: not a pass
+        record["passed"] = None
+        record["not_checked"] = (f"nothing to look for: in each of the {len(units)} units the oracle's answer and every line it wrote "
+                                 f"are under {SHORT} characters" if units else "no unit was planned")
+        return Check("leak", False, {k: v for k, v in record.items() if v is not None}, checked=False)
     if allowed:
         record["in_prompt"] = len(leaked)
     elif leaked:
@@ -228,27 +242,34 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
 
 
 def _record(session: Session, entry: Any, version: str | None, dataset: str, checks: list[Check]) -> Path:
-    folder = writable_dir(session.catalogue, entry)
-    path = folder / "standard.json"
-    raw = read_json(path)
-    holder = raw["versions"][version] if version and "versions" in raw else raw
-    proven = holder.setdefault("proven", {}).setdefault(dataset, {})
-    failed = proven.setdefault("failed", {})
-    for check in checks:
-        if check.ok:
-            old = proven.get(check.name)
-            if old and "failed" not in old and int(old.get("units", 0)) > int(check.record.get("units", 0)):
-                continue  # a check on fewer units does not replace one on more
-            proven[check.name] = check.record
-            failed.pop(check.name, None)
-        else:
-            proven.pop(check.name, None)
-            failed[check.name] = check.record
-    if not failed:
-        proven.pop("failed")
-    write_json(path, raw)
+    """The checks' records: into a user's own standard.json, or beside a plugin's in the proofs file (never a copy)."""
+    catalogue = session.catalogue
+    standing = (catalogue.load(entry).resolve(entry.key, version).proven.get(dataset) or {})  # what stands now, shipped and local
+    if entry.from_user:
+        raw = read_json(entry.file)
+        holder = raw["versions"][version] if version and "versions" in raw else raw
+        proven = holder.setdefault("proven", {})
+        proven[dataset] = _applied(proven.get(dataset) or {}, checks, standing)
+        write_json(entry.file, raw)
+        return entry.file
+    local_standing = catalogue.standing(entry, version)
+    local = dict(local_standing.record.proven) if local_standing.current and local_standing.record else {}
+    local[dataset] = _applied(local.get(dataset) or {}, checks, standing)
+    path = catalogue.proofs_file(entry)
+    write_record(path, "benchmark", entry.key, version, catalogue.digest(entry), entry.source(), {k: v for k, v in local.items() if v})
     return path
 
 
+def _applied(records: dict[str, Any], checks: list[Check], standing: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(records)
+    for check in checks:
+        if check.state == "passed":
+            old = standing.get(check.name)
+            if old and "failed" not in old and not not_looked_for(check.name, old) and int(old.get("units", 0)) > int(check.record.get("units", 0)):
+                continue  # a check on fewer units does not replace one on more
+        apply_check(out, check.name, check.state, check.record)
+    return out
+
+
 def as_json(result: dict[str, list[Check]]) -> str:
-    return json.dumps({ds: {c.name: {"ok": c.ok, **c.record} for c in checks} for ds, checks in result.items()}, indent=2)
+    return json.dumps({ds: {c.name: {"ok": c.ok, "checked": c.checked, **c.record} for c in checks} for ds, checks in result.items()}, indent=2)

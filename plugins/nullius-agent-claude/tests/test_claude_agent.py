@@ -3,7 +3,7 @@
 The real CLI runs in a subprocess, with every Nullius location under the
 module's tmp folder (so the npm install is made once per module, in the
 module's STANDARD_DIR). The fake model plays the kits through Claude Code's
-own tools (claude_player.py). The provider's key is given to Nullius, which
+own tools (nullius_agent_claude/player.py). The provider's key is given to Nullius, which
 keeps it in the relay: the agent sees only its route's token.
 """
 
@@ -20,11 +20,10 @@ import pytest
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
-HERE = Path(__file__).resolve().parent
-PLAYER = HERE / "claude_player.py"
+PLAYER = "nullius_agent_claude.player"  # shipped in this distribution
 KEY = "sk-ant-test-held-by-the-relay-0123456789abcdef"
 MODEL = "fake-claude"
-PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}  # the kits claude_player.py plays
+PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.tools/v1"}  # the kits nullius_agent_claude.player plays
 CONFORM_SECONDS = 600  # the first run installs from the npm registry
 
 

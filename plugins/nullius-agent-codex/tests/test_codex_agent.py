@@ -1,6 +1,6 @@
 """Codex ACP, installed from npm for real, proves its ports through `nullius conform` (real CLI, real relay, fake model).
 
-The fake model plays each kit through Codex's own tools (codex_player.py).
+The fake model plays each kit through Codex's own tools (nullius_agent_codex/player.py).
 The module shares one isolated home, so the npm install happens once; the
 provider's key is in the relay's environment only.
 """
@@ -19,8 +19,7 @@ from nullius_agent_codex import plugin
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
-HERE = Path(__file__).resolve().parent
-PLAYER = HERE / "codex_player.py"
+PLAYER = "nullius_agent_codex.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "codex" / "agent.json").read_text())
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 MODEL = "fake-codex"

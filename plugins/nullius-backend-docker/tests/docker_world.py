@@ -23,7 +23,7 @@ from nullius_backend_docker import dockercli
 from nullius_backend_docker.sweep import folder_label
 
 REPO = Path(__file__).resolve().parents[3]
-PLAYER = REPO / "tests" / "fixtures" / "models" / "kit_player.py"
+PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
 KEY = "sk-upstream-held-by-the-relay-docker-0123456789"
 
 

@@ -24,6 +24,10 @@ Requests that are none of these (a side call, such as a title or a topic
 check, should Claude Code send one) get a short text. `count_tokens` gets the
 fake server's own count. `respond_wrongly` answers everything with a refusal:
 a kit that cannot fail proves nothing.
+
+It ships in this distribution, so that a pip-installed Nullius can prove
+Claude Agent ACP with no key: serve it with
+`nullius fake-model serve --script nullius_agent_claude.player:respond`.
 """
 
 from __future__ import annotations

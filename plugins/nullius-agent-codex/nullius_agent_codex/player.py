@@ -18,6 +18,10 @@ outputs that followed it, and answers with the next call or the final text:
 - agent.conversation/v1: acknowledge, then recall the word from the first user message.
 
 `respond_wrongly` answers every request with a refusal: a kit that cannot fail proves nothing.
+
+It ships in this distribution, so that a pip-installed Nullius can prove
+Codex ACP with no key: serve it with
+`nullius fake-model serve --script nullius_agent_codex.player:respond`.
 """
 
 from __future__ import annotations
