@@ -17,7 +17,8 @@ from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run import data
-from nullius_core.run.engine import Engine, shard_from_config
+from nullius_core.run.engine import Engine
+from nullius_core.run.plan import shard_from_config
 from nullius_core.run.prepare import RunRefused
 from nullius_core.run.shard import Shard
 from nullius_core.run.spec import RunSpec

@@ -8,8 +8,6 @@ says it was cancelled; `--resume` finishes it.
 from __future__ import annotations
 
 import asyncio
-import re
-import shutil
 import signal
 import tempfile
 import time
@@ -19,7 +17,7 @@ from typing import Any
 import attrs
 
 from nullius_core import aio
-from nullius_core.failures import final_state, stands_on_resume
+from nullius_core.failures import final_state
 from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
@@ -37,12 +35,12 @@ from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.job_config import job_config, trial_standard
 from nullius_core.run.progress import Progress
 from nullius_core.run.provider_watch import ProviderWatch
-from nullius_core.run.shard import Shard, plan
+from nullius_core.run.plan import resumed_work, unit_problem
+from nullius_core.run.shard import plan
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.unit import RunFacts, TrialCancelled, TrialOutcome, Work, run_trial, trial_name
 from nullius_core.session import Session
 
-PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
 
 
@@ -236,24 +234,9 @@ class Engine:
         return list(config["standard"]["planned_trials"])
 
     def _todo(self, job: JobDir, work: list[Work], retry_errors: bool) -> list[Work]:
-        """On resume: the trials without a standing result; earlier attempts are moved aside."""
-        todo = []
-        for item in work:
-            trial = job.trial(item.trial_name)
-            result = trial.read_result()
-            if result is not None:
-                if stands_on_resume(result, retry_errors):
-                    self.results[item.trial_name] = result
-                    continue
-            if trial.path.exists():
-                aside = job.path / ".work" / "earlier" / item.trial_name
-                n = 1
-                while (aside.parent / f"{item.trial_name}.{n}").exists():
-                    n += 1
-                aside = aside.parent / f"{item.trial_name}.{n}"
-                aside.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(trial.path), str(aside))
-            todo.append(item)
+        """On resume: the trials without a standing result (those that stand are this run's results already)."""
+        standing, todo = resumed_work(job, work, retry_errors)
+        self.results.update(standing)
         return todo
 
     # --- running -------------------------------------------------------------
@@ -402,22 +385,6 @@ class Engine:
         )
 
 
-def unit_problem(units: Any, pinned: int) -> str | None:
-    """Why a `units` reply is not a usable list of units, or None."""
-    if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
-        return "expected a list of strings"
-    bad = [u for u in units if not PLAIN_ID.match(u)]
-    if bad:
-        return f"ids must be plain enough to name a folder ([A-Za-z0-9._-]); not {bad[0]!r}"
-    if len(set(units)) != len(units):
-        seen: set[str] = set()
-        dupe = next(u for u in units if u in seen or seen.add(u))  # type: ignore[func-returns-value]
-        return f"ids must be unique; {dupe!r} comes twice"
-    if len(units) != pinned:
-        return f"{len(units)} units, but the dataset pins {pinned}"
-    return None
-
-
 def _cause(result: dict[str, Any]) -> str | None:
     """The first line of a trial's exception, for the console."""
     exception = result.get("exception_info")
@@ -430,8 +397,3 @@ def _cause(result: dict[str, Any]) -> str | None:
 def _done_fields(summary: dict[str, Any]) -> dict[str, Any]:
     keys = ("trials", "passed", "failed", "scored", "errored", "cancelled", "mean")
     return {k: (round(summary[k], 4) if isinstance(summary.get(k), float) else summary.get(k)) for k in keys if k in summary}
-
-
-def shard_from_config(config: dict[str, Any]) -> Shard | None:
-    shard = config["standard"].get("shard")
-    return Shard(shard["index"], shard["of"]) if shard else None

@@ -31,7 +31,8 @@ from nullius_core.definitions import Control, read_json, write_json
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run.backend import init_repository
 from nullius_core.run.driver import OP_SECONDS, DriverError
-from nullius_core.run.engine import Engine, unit_problem
+from nullius_core.run.engine import Engine
+from nullius_core.run.plan import unit_problem
 from nullius_core.run.prepare import Prepared, prepare
 from nullius_core.run.progress import Progress
 from nullius_core.run.shard import Shard, plan

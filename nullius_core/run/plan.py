@@ -1,0 +1,56 @@
+"""What a run plans to do: a driver's units checked, and on `--resume` the trials still to run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from typing import Any
+
+from nullius_core.failures import stands_on_resume
+from nullius_core.jobs.layout import JobDir
+from nullius_core.run.shard import Shard
+from nullius_core.run.unit import Work
+
+PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def resumed_work(job: JobDir, work: list[Work], retry_errors: bool) -> tuple[dict[str, dict[str, Any]], list[Work]]:
+    """The results that stand (failures.stands_on_resume), by trial, and the trials to run; earlier attempts are moved aside."""
+    standing: dict[str, dict[str, Any]] = {}
+    todo = []
+    for item in work:
+        trial = job.trial(item.trial_name)
+        result = trial.read_result()
+        if result is not None and stands_on_resume(result, retry_errors):
+            standing[item.trial_name] = result
+            continue
+        if trial.path.exists():
+            earlier = job.path / ".work" / "earlier"
+            n = 1
+            while (earlier / f"{item.trial_name}.{n}").exists():
+                n += 1
+            earlier.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(trial.path), str(earlier / f"{item.trial_name}.{n}"))
+        todo.append(item)
+    return standing, todo
+
+
+def unit_problem(units: Any, pinned: int) -> str | None:
+    """Why a `units` reply is not a usable list of units, or None."""
+    if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
+        return "expected a list of strings"
+    bad = [u for u in units if not PLAIN_ID.match(u)]
+    if bad:
+        return f"ids must be plain enough to name a folder ([A-Za-z0-9._-]); not {bad[0]!r}"
+    if len(set(units)) != len(units):
+        seen: set[str] = set()
+        dupe = next(u for u in units if u in seen or seen.add(u))  # type: ignore[func-returns-value]
+        return f"ids must be unique; {dupe!r} comes twice"
+    if len(units) != pinned:
+        return f"{len(units)} units, but the dataset pins {pinned}"
+    return None
+
+
+def shard_from_config(config: dict[str, Any]) -> Shard | None:
+    shard = config["standard"].get("shard")
+    return Shard(shard["index"], shard["of"]) if shard else None
