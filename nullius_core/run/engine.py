@@ -25,6 +25,7 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
+from nullius_core.plugins.registries import ProviderRefused
 from nullius_core.run import lifetime
 from nullius_core.run.backend import RunContext
 from nullius_core.run.own_image import BoxLender
@@ -104,6 +105,7 @@ class Engine:
             raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
         state = "finished"
         relay = None
+        served = getattr(prepared.agent, "served", None)  # a provider's own model server, started here
         # the driver's licences (to: driver) that are set: in its environment, files under /dev/shm
         store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
         wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
@@ -112,7 +114,7 @@ class Engine:
             prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
         try:
             if prepared.agent is not None and prepared.agent.upstream is not None:
-                relay = await self._start_relay(prepared)
+                prepared, relay = await self._start_relay(prepared, served)
             context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
             try:
                 await backend.start(context)
@@ -159,6 +161,8 @@ class Engine:
             remove_run(job.name)
             if relay is not None:
                 await asyncio.shield(relay.stop())
+            if served is not None:
+                await asyncio.shield(served.stop())
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
@@ -172,13 +176,23 @@ class Engine:
         )
         return RunOutcome(job.path, state, summary)
 
-    async def _start_relay(self, prepared: Prepared) -> Relay:
-        """The run's relay: each unit gets its own route and token on it, as it starts."""
+    async def _start_relay(self, prepared: Prepared, served: Any) -> tuple[Prepared, Relay]:
+        """The run's relay (each unit gets its own route and token on it), after the provider's own server, if it has one."""
         agent = prepared.agent
+        if served is not None:
+            timer = time.monotonic()
+            self.progress.stage("serve", provider=agent.upstream.provider.name, model=self.spec.model, state="start")
+            try:
+                base_url = await served.start()
+            except ProviderRefused as exc:
+                raise RunRefused(str(exc)) from None
+            self.progress.stage("serve", provider=agent.upstream.provider.name, state="done", url=base_url, seconds=round(time.monotonic() - timer, 2))
+            agent = attrs.evolve(agent, upstream=attrs.evolve(agent.upstream, base_url=base_url))
+            prepared = attrs.evolve(prepared, agent=agent)
         relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream))
         await relay.start()
         self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
-        return relay
+        return prepared, relay
 
     # --- planning ------------------------------------------------------------
 
