@@ -10,12 +10,14 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import attrs
 import click
 
 from nullius_core import aio
 from nullius_core.cli.base import Refused, refusals, session_for
 from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.prices import PriceBook, PriceError
+from nullius_core.plugins.registries import ProviderRefused, ServeContext
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Relay
 
@@ -47,8 +49,24 @@ def serve(provider, base_url, model, side_models, served_by, host, port, call_se
         pins = upstreams.parse_served_by(tuple(served_by), model, upstream, frozenset(side_models))
     except upstreams.RelayRefused as exc:
         raise Refused(f"relay refused: {exc}") from None
+    model = model or upstream.provider.default_model
+    served = _served(session, upstream, model)
     folder = record_dir or session.paths.jobs_dir / datetime.now(timezone.utc).strftime("relay-%Y-%m-%d__%H-%M-%S")
-    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit))
+    aio.run(_serve(session, upstream, pins, model, frozenset(side_models), host, port, call_seconds, folder, unit, served))
+
+
+def _served(session, upstream, model):  # type: ignore[no-untyped-def]
+    """A provider that serves its own model (embedded): its server, prepared; None for the others."""
+    if upstream.provider.serve is None:
+        return None
+    from nullius_core.run.progress import Progress
+
+    try:
+        served = upstream.provider.serve(ServeContext(paths=session.paths, model=model, concurrency=1, progress=Progress()))
+        served.prepare()
+    except ProviderRefused as exc:
+        raise Refused(f"relay refused: {exc}") from None
+    return served
 
 
 async def _started(session, upstream, host, port) -> Relay:  # type: ignore[no-untyped-def]
@@ -75,7 +93,22 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
-async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit) -> None:  # type: ignore[no-untyped-def]
+async def _serve(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit, served) -> None:  # type: ignore[no-untyped-def]
+    if served is not None:
+        try:
+            upstream = attrs.evolve(upstream, base_url=await served.start())
+        except ProviderRefused as exc:
+            await served.stop()
+            sys.stderr.write(f"nullius: relay refused: {exc}\n")
+            sys.exit(2)
+    try:
+        await _relay(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit)
+    finally:
+        if served is not None:
+            await served.stop()
+
+
+async def _relay(session, upstream, pins, model, side_models, host, port, call_seconds, folder, unit) -> None:  # type: ignore[no-untyped-def]
     relay_server = await _started(session, upstream, host, port)
     route = relay_server.add_route(unit, folder, model=model, side_models=side_models, pins=pins, call_seconds=call_seconds)
     sys.stdout.write(json.dumps({"base_url": relay_server.url(unit), "token": route.token, "record": str(folder)}) + "\n")

@@ -16,6 +16,7 @@ from nullius_core.cli.base import Refused, refusals, session_for
 from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.layout import JobDir
+from nullius_core.relay import upstreams
 from nullius_core.run import data
 from nullius_core.run.engine import Engine
 from nullius_core.run.plan import shard_from_config
@@ -132,7 +133,8 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             bench_options=_pairs(options["bench_options"], "--bench-option"),
             job_name=options["job_name"],
             backend=options["backend"],
-            model=options["model"],
+            # a provider that serves its own model (embedded) names it when --model is not given
+            model=options["model"] if participant in ("nop", "oracle") else upstreams.model_for(session, options["provider"], options["model"]),
             unsandboxed=options["unsandboxed"],
             launch=options["launch"],
             agent_options=_pairs(options["agent_options"], "--option"),
@@ -341,7 +343,7 @@ def conform_cmd(participant: str, **options: Any) -> None:
     session = session_for(click.get_current_context())
     request = ConformRequest(
         participant=participant,
-        model=options["model"],
+        model=upstreams.model_for(session, options["provider"], options["model"]),
         jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
         repeat=options["repeat"],
         agent_options=_pairs(options["agent_options"], "--option"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 import click
@@ -163,6 +163,38 @@ class ProviderSpec:
     key_header: Literal["authorization", "x-api-key"] = "authorization"
     key_optional: bool = False
     routes_to_several: bool = False
+    # A provider that serves its model itself (a model on this machine): the run's model when
+    # --model is not given, and `serve(ServeContext)`, which gives the ProviderServer a run starts.
+    default_model: str | None = None
+    serve: Callable[[ServeContext], ProviderServer] | None = None
+
+
+class ProviderRefused(Exception):
+    """A served provider that cannot serve here: one line naming what is missing and the fix."""
+
+
+@attrs.frozen(kw_only=True)
+class ServeContext:
+    """What a served provider's `serve` is told: where Nullius keeps things, the run's model and its -j."""
+
+    paths: Any  # nullius_core.paths.Paths: STANDARD_DIR and the rest, for a cache of the provider's own
+    model: str | None
+    concurrency: int
+    progress: Any  # has .stage(name, **fields): say a long install as stage=install
+
+
+@runtime_checkable
+class ProviderServer(Protocol):
+    """A provider's model server for one run (or one `relay serve`): nothing of it outlives the run."""
+
+    def prepare(self) -> None:
+        """Before the run starts (synchronous): install what is missing, check; raise ProviderRefused."""
+
+    async def start(self) -> str:
+        """Start serving, in the run's event loop; the base URL, ending at /v1, that the relay forwards to."""
+
+    async def stop(self) -> None:
+        """End everything `start` started (awaited once, however the run ended)."""
 
 
 class ProviderRegistry(Registry[ProviderSpec]):

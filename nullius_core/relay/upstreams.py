@@ -44,6 +44,10 @@ def resolve(session: Session, provider: str | None, base_url: str | None, env: M
     spec = session.providers.get(name)
     if spec is None:
         raise RelayRefused(f"no provider named {name!r} (providers: {', '.join(session.providers.names())})")
+    if spec.serve is not None:  # it serves its own model: the base URL is known once the run starts it
+        if base_url:
+            raise RelayRefused(f"provider {name!r} serves its own model on this machine: it takes no --base-url")
+        return Upstream(provider=spec, base_url="", key=None)
     base = base_url or (env.get(spec.base_url_env) if spec.base_url_env else None) or spec.base_url
     if not base:
         raise RelayRefused(f"provider {name!r} has no base URL of its own: give --base-url")
@@ -56,6 +60,18 @@ def resolve(session: Session, provider: str | None, base_url: str | None, env: M
             raise RelayRefused(f"provider {name!r} needs a key but names no variable to read it from (a plugin's mistake)")
         raise RelayRefused(f"provider {name!r} needs its key: set {spec.key_env} (in the environment or under \"keys\" in {session.paths.settings})")
     return Upstream(provider=spec, base_url=base.rstrip("/"), key=key or None)
+
+
+def model_for(session: Session, provider: str | None, model: str | None) -> str | None:
+    """`--model`, else the provider's own model (a provider that serves one), else None."""
+    if model:
+        return model
+    try:
+        name = provider or settings(session).get("provider")
+    except RelayRefused:
+        return None  # said when the run resolves its provider
+    spec = session.providers.get(name) if isinstance(name, str) else None
+    return spec.default_model if spec is not None else None
 
 
 def apis(session: Session, upstream: Upstream) -> list[tuple[tuple[str, ...], ModelApi]]:

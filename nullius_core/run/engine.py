@@ -23,6 +23,7 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
+from nullius_core.plugins.registries import ProviderRefused
 from nullius_core.relay.meter import CostMeter
 from nullius_core.run import budget, lifetime
 from nullius_core.run.backend import RunContext, missing_methods
@@ -112,6 +113,7 @@ class Engine:
                              "(the Backend protocol, nullius_core/run/backend.py)")
         state = "finished"
         relay = None
+        served = getattr(prepared.agent, "served", None)  # a provider's own model server, started here
         # the driver's licences (to: driver) that are set: in its environment, files under /dev/shm
         store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
         wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
@@ -122,7 +124,7 @@ class Engine:
             # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
             self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
             if prepared.agent is not None and prepared.agent.upstream is not None:
-                relay = await self._start_relay(prepared)
+                prepared, relay = await self._start_relay(prepared, served)
                 self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
                                             self.progress.stage, relay.cleaner.text)
                 relay.watchers.append(self._watch.call)
@@ -179,6 +181,8 @@ class Engine:
             remove_run(job.name)
             if relay is not None:
                 await asyncio.shield(relay.stop())
+            if served is not None:
+                await asyncio.shield(served.stop())
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
@@ -199,13 +203,23 @@ class Engine:
             self.progress.stage("stopping", reason=reason)
             self._units_task.cancel()
 
-    async def _start_relay(self, prepared: Prepared) -> Relay:
-        """The run's relay: each unit gets its own route and token on it, as it starts."""
+    async def _start_relay(self, prepared: Prepared, served: Any) -> tuple[Prepared, Relay]:
+        """The run's relay (each unit gets its own route and token on it), after the provider's own server, if it has one."""
         agent = prepared.agent
+        if served is not None:
+            timer = time.monotonic()
+            self.progress.stage("serve", provider=agent.upstream.provider.name, model=self.spec.model, state="start")
+            try:
+                base_url = await served.start()
+            except ProviderRefused as exc:
+                raise RunRefused(str(exc)) from None
+            self.progress.stage("serve", provider=agent.upstream.provider.name, state="done", url=base_url, seconds=round(time.monotonic() - timer, 2))
+            agent = attrs.evolve(agent, upstream=attrs.evolve(agent.upstream, base_url=base_url))
+            prepared = attrs.evolve(prepared, agent=agent)
         relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream), meter=self._meter)
         await relay.start()
         self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
-        return relay
+        return prepared, relay
 
     # --- planning ------------------------------------------------------------
 

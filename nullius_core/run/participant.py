@@ -12,7 +12,7 @@ import attrs
 
 from nullius_core.catalogue.catalogue import Entry, split_ref
 from nullius_core.definitions import DefinitionError, Resolved, ResolvedBenchmark
-from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec, RunnerSpec
+from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec, ProviderRefused, ProviderServer, RunnerSpec, ServeContext
 from nullius_core.ports.fit import fit
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Upstream
@@ -33,6 +33,7 @@ class PreparedCapability:
     runner: RunnerSpec
     upstream: Upstream | None  # for the driver's produce, when the run has a model
     proofs: dict[str, Any] | None = None  # where its proofs come from (catalogue.Standing.as_json)
+    served: ProviderServer | None = None  # the provider's own model server, started with the run's relay
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +45,7 @@ class PreparedAgent:
     upstream: Upstream
     protocol: AgentProtocolSpec
     proofs: dict[str, Any] | None = None  # where its proofs come from (catalogue.Standing.as_json)
+    served: ProviderServer | None = None  # the provider's own model server, started with the run's relay
 
 
 def prepare_agent(
@@ -91,9 +93,23 @@ def prepare_agent(
     wanted = "anthropic" if api == "anthropic" else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
+    served = served_by(session, spec, upstream, progress, refused)
     install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
     return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol,
-                         proofs=_proofs(session, entry, resolved))
+                         proofs=_proofs(session, entry, resolved), served=served)
+
+
+def served_by(session: Session, spec: RunSpec, upstream: Upstream, progress: Progress, refused: type[Exception]) -> ProviderServer | None:
+    """The provider's own model server, prepared (installed, checked) before the run; None for a remote provider."""
+    if upstream.provider.serve is None:
+        return None
+    context = ServeContext(paths=session.paths, model=spec.model, concurrency=spec.concurrency, progress=progress)
+    try:
+        server = upstream.provider.serve(context)
+        server.prepare()
+    except ProviderRefused as exc:
+        raise refused(str(exc)) from None
+    return server
 
 
 def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolved, progress: Progress, refused: type[Exception]) -> PreparedCapability:
@@ -104,15 +120,16 @@ def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolve
     runner = session.runners.get("capability:stdio")
     if runner is None:
         raise refused("no capability runner 'stdio' is registered (is the bundled plugin stdio-runner blocked?)")
-    upstream = None
+    upstream = served = None
     if spec.model:
         try:
             upstream = upstreams.resolve(session, spec.provider, spec.base_url)
         except upstreams.RelayRefused as exc:
             raise refused(str(exc)) from None
+        served = served_by(session, spec, upstream, progress, refused)
     install_dir = _install(session, resolved, progress, refused, kind="capabilities", label="capability")
     return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream,
-                              proofs=_proofs(session, entry, resolved))
+                              proofs=_proofs(session, entry, resolved), served=served)
 
 
 def _proofs(session: Session, entry: Entry, resolved: Resolved) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 import importlib.metadata
 import json
+import subprocess
+import sys
 
 from nullius_agent_reference import plugin
 
@@ -38,11 +40,21 @@ def test_the_definition():
 def test_every_pin_is_exact_and_is_what_the_tests_run():
     """The tests start agent.py on this interpreter, so its packages must be the pinned ones."""
     pins = dict(p.split("==") for p in DEFINITION["install"]["pip"])
-    assert {"agent-client-protocol", "mcp", "openai"} <= set(pins)
+    assert "mcp" in pins  # ACP and Chat Completions it speaks itself (reference_acp.py, reference_http.py)
+    assert not {"agent-client-protocol", "openai"} & set(pins)
     for name, version in pins.items():
         assert importlib.metadata.version(name) == version, name
 
 
 def test_the_package_ships_the_agent_and_its_helpers():
     shipped = sorted(p.name for p in FOLDER.iterdir() if p.name != "__pycache__")
-    assert shipped == ["agent.json", "agent.py", "reference_loop.py", "reference_mcp.py", "reference_tools.py"]
+    assert shipped == ["agent.json", "agent.py", "reference_acp.py", "reference_http.py", "reference_loop.py", "reference_mcp.py", "reference_tools.py"]
+
+
+def test_the_agent_starts_on_the_standard_library_alone(tmp_path):
+    """A session without MCP servers never imports an SDK: the whole start is the standard library's."""
+    done = subprocess.run([sys.executable, "-X", "importtime", str(FOLDER / "agent.py")], input="",  # stdin closed at once
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"acp", "openai", "mcp", "pydantic", "httpx", "httpx2", "anyio"}, imported

@@ -11,6 +11,9 @@ its tool calls, 10 x that), NULLIUS_REFERENCE_LOG (log level, default INFO).
 stdout carries ACP alone: at start the agent keeps a private copy of fd 1 for
 ACP and points fd 1 (and sys.stdout) at stderr, so nothing else reaches it.
 See README.md for the session/update kinds it sends, its notices and errors.
+
+It starts on the standard library alone (reference_acp, reference_http): the
+mcp SDK is imported by the first session that is given MCP servers.
 """
 
 from __future__ import annotations
@@ -26,13 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import acp  # noqa: E402
-from acp import schema  # noqa: E402
-from mcp import StdioServerParameters  # noqa: E402
-from mcp.types import Implementation as McpImplementation  # noqa: E402
-
+from reference_acp import PROTOCOL_VERSION, Connection, RequestError  # noqa: E402
 from reference_loop import Turn, model_settings  # noqa: E402
-from reference_mcp import McpServer, McpStartError, McpTools  # noqa: E402
 from reference_tools import TOOL_NAMES, TOOL_SPECS, Workspace  # noqa: E402
 
 VERSION = "0.1.0"
@@ -57,14 +55,24 @@ class Session:
     def __init__(self, session_id: str, cwd: Path) -> None:
         self.id = session_id
         self.workspace = Workspace(cwd, _env_float("NULLIUS_REFERENCE_COMMAND_TIMEOUT", 120.0))
-        self.mcp = McpTools()
+        self.mcp: Any = NoMcp()
         self.history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT.format(cwd=cwd)}]
-        self.turn: asyncio.Task[schema.PromptResponse] | None = None
+        self.turn: asyncio.Task[dict[str, Any]] | None = None
         self.cancel_requested = False
         self.tool_call_ids: set[str] = set()
 
     def tool_specs(self) -> list[dict[str, Any]]:
         return [*TOOL_SPECS, *self.mcp.specs]
+
+
+class NoMcp:
+    """A session's MCP tools when it was given no MCP server: nothing, and the mcp SDK never imported."""
+
+    specs: list[dict[str, Any]] = []
+    routes: dict[str, Any] = {}
+
+    async def close(self) -> None:
+        pass
 
 
 class ReferenceAgent:
@@ -75,82 +83,96 @@ class ReferenceAgent:
         self.sessions: dict[str, Session] = {}
         self._model: Any = None
 
-    def on_connect(self, conn: Any) -> None:
-        self.conn = conn
+    def methods(self) -> dict[str, Any]:
+        return {"initialize": self.initialize, "authenticate": self.authenticate, "session/new": self.new_session,
+                "session/prompt": self.prompt}
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
-                         **kwargs: Any) -> schema.InitializeResponse:
-        log.info("initialize: client protocol %s, client %s", protocol_version,
-                 client_info.name if client_info else "unnamed")
-        return schema.InitializeResponse(
-            protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
-                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
-            ),
-            auth_methods=[],
-            agent_info=schema.Implementation(name=NAME, title="Nullius reference agent", version=VERSION),
-        )
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        client = params.get("clientInfo") or {}
+        log.info("initialize: client protocol %s, client %s", params.get("protocolVersion"),
+                 client.get("name", "unnamed") if isinstance(client, dict) else "unnamed")
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": False,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": False, "sse": False},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": NAME, "title": "Nullius reference agent", "version": VERSION},
+        }
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise acp.RequestError.invalid_params({"details": "this agent needs no authentication"})
+    async def authenticate(self, params: dict[str, Any]) -> None:
+        raise RequestError.invalid_params({"details": "this agent needs no authentication"})
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
-                          additional_directories: list[str] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
-        root = Path(cwd)
-        if not root.is_absolute() or not root.is_dir():
-            raise acp.RequestError.invalid_params({"details": f"cwd must be an existing absolute folder, got {cwd!r}"})
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params.get("cwd")
+        root = Path(cwd) if isinstance(cwd, str) else None
+        if root is None or not root.is_absolute() or not root.is_dir():
+            raise RequestError.invalid_params({"details": f"cwd must be an existing absolute folder, got {cwd!r}"})
         session = Session(uuid.uuid4().hex, root)
+        servers = params.get("mcpServers") or []
+        if servers:
+            await self._start_mcp(session, servers, root)
+        self.sessions[session.id] = session
+        log.info("session %s: cwd %s, %d MCP tools", session.id, root, len(session.mcp.specs))
+        return {"sessionId": session.id}
+
+    async def _start_mcp(self, session: Session, servers: list[Any], root: Path) -> None:
+        """The session's MCP servers, each started and its tools listed; the mcp SDK imported here, first."""
+        from mcp import StdioServerParameters
+        from mcp.types import Implementation as McpImplementation
+
+        from reference_mcp import McpServer, McpStartError, McpTools
+
+        session.mcp = McpTools()
         timeout = _env_float("NULLIUS_REFERENCE_MCP_TIMEOUT", 30.0)
         info = McpImplementation(name=NAME, version=VERSION)
         try:
-            for entry in mcp_servers or []:
-                if not isinstance(entry, schema.McpServerStdio):
-                    raise acp.RequestError.invalid_params(
-                        {"details": f"MCP server {getattr(entry, 'name', '?')!r}: only stdio servers are supported"})
-                params = StdioServerParameters(command=entry.command, args=list(entry.args),
-                                               env={v.name: v.value for v in entry.env}, cwd=str(root))
-                server = McpServer(entry.name, params, info, call_timeout=10 * timeout)
+            for entry in servers:
+                if not isinstance(entry, dict) or entry.get("type", "stdio") != "stdio" or "command" not in entry:
+                    name = entry.get("name", "?") if isinstance(entry, dict) else "?"
+                    raise RequestError.invalid_params({"details": f"MCP server {name!r}: only stdio servers are supported"})
+                env = {v["name"]: v["value"] for v in entry.get("env") or []}
+                params = StdioServerParameters(command=entry["command"], args=list(entry.get("args") or []), env=env, cwd=str(root))
+                server = McpServer(entry.get("name", ""), params, info, call_timeout=10 * timeout)
                 await session.mcp.add(server, timeout, set(TOOL_NAMES))
         except McpStartError as exc:
             log.warning("session/new refused: %s", exc)
             await session.mcp.close()
-            raise acp.RequestError(-32603, f"Internal error: {exc}",
-                                   {"kind": "mcp_server_failed", "server": exc.server, "message": exc.detail}) from None
+            raise RequestError(-32603, f"Internal error: {exc}",
+                               {"kind": "mcp_server_failed", "server": exc.server, "message": exc.detail}) from None
         except BaseException:
             await session.mcp.close()
             raise
-        self.sessions[session.id] = session
-        log.info("session %s: cwd %s, %d MCP tools", session.id, root, len(session.mcp.specs))
-        return schema.NewSessionResponse(session_id=session.id)
 
-    def _session(self, session_id: str) -> Session:
+    def _session(self, session_id: Any) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
-            raise acp.RequestError.invalid_params({"details": f"unknown session {session_id!r}"})
+            raise RequestError.invalid_params({"details": f"unknown session {session_id!r}"})
         return session
 
-    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> schema.PromptResponse:
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
         session = self._session(session_id)
         if session.turn is not None and not session.turn.done():
-            raise acp.RequestError.invalid_request({"details": "a prompt is already running in this session"})
+            raise RequestError.invalid_request({"details": "a prompt is already running in this session"})
         if self._model is None:
             self._model = model_settings()
         session.cancel_requested = False
         turn = Turn(self.conn, session, self._model)
-        session.turn = asyncio.create_task(turn.run(prompt), name=f"turn:{session_id}")
+        session.turn = asyncio.create_task(turn.run(params.get("prompt") or []), name=f"turn:{session_id}")
         try:
             return await session.turn
         except asyncio.CancelledError:
             me = asyncio.current_task()
             if session.cancel_requested and me is not None and not me.cancelling():
                 log.info("session %s: turn cancelled", session_id)
-                return schema.PromptResponse(stop_reason="cancelled")
+                return {"stopReason": "cancelled"}
             raise
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        session = self.sessions.get(session_id)
+    async def cancel(self, params: dict[str, Any]) -> None:
+        session = self.sessions.get(params.get("sessionId"))
         if session is None or session.turn is None or session.turn.done():
             return
         session.cancel_requested = True
@@ -206,8 +228,9 @@ async def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, me.cancel)
     reader, writer = await _acp_streams()
+    agent.conn = Connection(reader, writer, agent.methods(), {"session/cancel": agent.cancel})
     try:
-        await acp.run_agent(agent, writer, reader)
+        await agent.conn.serve()
     except asyncio.CancelledError:
         log.info("stopping on a signal")
     finally:

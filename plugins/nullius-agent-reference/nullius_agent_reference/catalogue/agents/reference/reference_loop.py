@@ -10,22 +10,20 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
-import acp
-import openai
-from acp import schema
-
+from reference_acp import RequestError, info_update, message_chunk, thought_chunk, tool_call, tool_call_update
+from reference_http import ChatClient, ModelCallError
 from reference_tools import KINDS, NEEDS_PERMISSION, TOOL_NAMES, ToolFailure
 
 log = logging.getLogger("nullius-reference.turn")
 NO_EFFORT = ("", "default")
 PERMISSION_OPTIONS = [
-    schema.PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
-    schema.PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
 ]
 
 
 class ModelSettings:
-    def __init__(self, client: openai.AsyncOpenAI, model: str, effort: str | None, max_calls: int) -> None:
+    def __init__(self, client: ChatClient, model: str, effort: str | None, max_calls: int) -> None:
         self.client, self.model, self.effort, self.max_calls = client, model, effort, max_calls
 
 
@@ -33,13 +31,14 @@ def model_settings() -> ModelSettings:
     """The model endpoint, from the environment Nullius fills from agent.json's `model.env`."""
     model = os.environ.get("NULLIUS_REFERENCE_MODEL", "").strip()
     if not model:
-        raise acp.RequestError.internal_error({"kind": "config", "message": "NULLIUS_REFERENCE_MODEL is not set"})
+        raise RequestError.internal_error({"kind": "config", "message": "NULLIUS_REFERENCE_MODEL is not set"})
     effort = os.environ.get("NULLIUS_REFERENCE_EFFORT", "").strip()
-    client = openai.AsyncOpenAI(
-        base_url=os.environ.get("OPENAI_BASE_URL") or None,
-        api_key=os.environ.get("OPENAI_API_KEY") or "unset",
-        max_retries=_env_int("NULLIUS_REFERENCE_MAX_RETRIES", 2),
-    )
+    try:
+        client = ChatClient(os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+                            os.environ.get("OPENAI_API_KEY") or "unset",
+                            max_retries=max(0, _env_int("NULLIUS_REFERENCE_MAX_RETRIES", 2)))
+    except ValueError as exc:
+        raise RequestError.internal_error({"kind": "config", "message": str(exc)}) from None
     return ModelSettings(client, model, None if effort in NO_EFFORT else effort,
                          max(1, _env_int("NULLIUS_REFERENCE_MAX_CALLS", 40)))
 
@@ -51,15 +50,15 @@ def _env_int(name: str, default: int) -> int:
     try:
         return int(text)
     except ValueError:
-        raise acp.RequestError.internal_error(
+        raise RequestError.internal_error(
             {"kind": "config", "message": f"{name} must be an integer, found {text!r}"}) from None
 
 
-def model_error(status: int | None, message: str, **data: Any) -> acp.RequestError:
+def model_error(status: int | None, message: str, **data: Any) -> RequestError:
     """The JSON-RPC error session/prompt answers with when the model API fails."""
     where = f"HTTP {status}" if status is not None else "no HTTP status"
     log.warning("model API error (%s): %s", where, message)
-    return acp.RequestError(-32603, f"model API error ({where}): {message}",
+    return RequestError(-32603, f"model API error ({where}): {message}",
                             {"kind": "model_error", "status": status, "message": message, **data})
 
 
@@ -67,13 +66,14 @@ def prompt_text(blocks: list[Any]) -> tuple[str, list[str]]:
     """The user message of a prompt, and the kinds of blocks that could not be given to the model."""
     parts, dropped = [], []
     for block in blocks:
-        kind = getattr(block, "type", None)
+        kind = block.get("type") if isinstance(block, dict) else None
+        resource = block.get("resource") if kind == "resource" else None
         if kind == "text":
-            parts.append(block.text)
+            parts.append(str(block.get("text", "")))
         elif kind == "resource_link":
-            parts.append(f"[resource {block.name}: {block.uri}]")
-        elif kind == "resource" and getattr(block.resource, "text", None) is not None:
-            parts.append(f"[resource {block.resource.uri}]\n{block.resource.text}")
+            parts.append(f"[resource {block.get('name')}: {block.get('uri')}]")
+        elif isinstance(resource, dict) and isinstance(resource.get("text"), str):
+            parts.append(f"[resource {resource.get('uri')}]\n{resource['text']}")
         else:
             dropped.append(str(kind))
     return "\n\n".join(parts), dropped
@@ -93,16 +93,15 @@ class Turn:
     async def notice(self, kind: str, message: str) -> None:
         """A warning, as the standard's notice: session_info_update with `_meta.nullius.notice`, never text."""
         log.warning("notice %s: %s", kind, message)
-        await self.update(schema.SessionInfoUpdate(
-            session_update="session_info_update", updated_at=datetime.now(timezone.utc).isoformat(),
-            field_meta={"nullius": {"notice": {"kind": kind, "message": message}}}))
+        await self.update(info_update(datetime.now(timezone.utc).isoformat(),
+                                      {"nullius": {"notice": {"kind": kind, "message": message}}}))
 
-    async def run(self, blocks: list[Any]) -> schema.PromptResponse:
+    async def run(self, blocks: list[Any]) -> dict[str, Any]:
         response = await self._loop(blocks)
-        log.info("session %s: turn ended (%s) after %d model calls", self.session.id, response.stop_reason, self.calls)
+        log.info("session %s: turn ended (%s) after %d model calls", self.session.id, response["stopReason"], self.calls)
         return response
 
-    async def _loop(self, blocks: list[Any]) -> schema.PromptResponse:
+    async def _loop(self, blocks: list[Any]) -> dict[str, Any]:
         text, dropped = prompt_text(blocks)
         if dropped:
             await self.notice("unsupported_content", f"prompt content not given to the model: {', '.join(dropped)}")
@@ -111,32 +110,32 @@ class Turn:
         specs = self.session.tool_specs()
         for _ in range(self.model.max_calls):
             message, finish = await self.call_model(history, specs)
-            thought = (message.model_extra or {}).get("reasoning_content") or (message.model_extra or {}).get("reasoning")
+            thought = message.get("reasoning_content") or message.get("reasoning")
             if isinstance(thought, str) and thought:
-                await self.update(acp.update_agent_thought_text(thought))
-            content = message.content or ""
+                await self.update(thought_chunk(thought))
+            content = message.get("content") or ""
+            content = content if isinstance(content, str) else _text_of(content)
             if content:
-                await self.update(acp.update_agent_message_text(content))
-            calls = message.tool_calls or []
+                await self.update(message_chunk(content))
+            calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
             if not calls:
                 history.append({"role": "assistant", "content": content})
                 return self.response("max_tokens" if finish == "length" else "end_turn")
             assistant = {"role": "assistant", "content": content or None, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": _name(c), "arguments": _arguments(c) or "{}"}}
+                {"id": c.get("id"), "type": "function", "function": {"name": _name(c), "arguments": _arguments(c) or "{}"}}
                 for c in calls]}
-            results = [{"role": "tool", "tool_call_id": c.id, "content": await self.run_tool(c)} for c in calls]
+            results = [{"role": "tool", "tool_call_id": c.get("id"), "content": await self.run_tool(c)} for c in calls]
             history.extend([assistant, *results])  # only whole exchanges: a cancelled one leaves no dangling call
         await self.notice("turn_limit", f"stopped after {self.model.max_calls} model calls in one prompt")
         return self.response("max_turn_requests")
 
-    def response(self, stop_reason: str) -> schema.PromptResponse:
+    def response(self, stop_reason: str) -> dict[str, Any]:
         u = self.usage
-        usage = None
-        if u["seen"]:
-            usage = schema.Usage(input_tokens=u["input"], output_tokens=u["output"],
-                                 total_tokens=u["input"] + u["output"], thought_tokens=u["reasoning"],
-                                 cached_read_tokens=u["cached"])
-        return schema.PromptResponse(stop_reason=stop_reason, usage=usage)
+        if not u["seen"]:
+            return {"stopReason": stop_reason}
+        return {"stopReason": stop_reason, "usage": {
+            "totalTokens": u["input"] + u["output"], "inputTokens": u["input"], "outputTokens": u["output"],
+            "thoughtTokens": u["reasoning"], "cachedReadTokens": u["cached"]}}
 
     async def call_model(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[Any, Any]:
         request: dict[str, Any] = {"model": self.model.model, "messages": messages, "tools": tools}
@@ -144,33 +143,28 @@ class Turn:
             request["reasoning_effort"] = self.model.effort
         self.calls += 1
         try:
-            reply = await self.model.client.chat.completions.create(**request)
-        except openai.APIStatusError as exc:
-            body = exc.body if isinstance(exc.body, (dict, list, str)) else None
-            raise model_error(exc.status_code, _message(exc), body=body,
-                              request_id=exc.response.headers.get("x-request-id")) from None
-        except openai.APIConnectionError as exc:
-            raise model_error(None, f"{type(exc).__name__}: {exc}") from None
-        except openai.OpenAIError as exc:
-            raise model_error(None, f"{type(exc).__name__}: {exc}") from None
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            extra = getattr(reply, "model_extra", None) or {}
-            error = extra.get("error")
+            reply = await self.model.client.create(request)
+        except ModelCallError as exc:
+            if exc.status is None:
+                raise model_error(None, exc.message) from None
+            raise model_error(exc.status, exc.message, body=exc.body, request_id=exc.request_id) from None
+        choices = reply.get("choices")
+        if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+            error = reply.get("error")
             text = error.get("message") if isinstance(error, dict) else None
-            raise model_error(200, text or "the reply had no choices", body=extra or None)
-        self.count(getattr(reply, "usage", None))
-        return choices[0].message, choices[0].finish_reason
+            raise model_error(200, text or "the reply had no choices", body=reply or None)
+        self.count(reply.get("usage"))
+        return choices[0]["message"], choices[0].get("finish_reason")
 
     def count(self, usage: Any) -> None:
-        if usage is None:
+        if not isinstance(usage, dict):
             return
         u = self.usage
         u["seen"] = True
-        u["input"] += usage.prompt_tokens or 0
-        u["output"] += usage.completion_tokens or 0
-        u["cached"] += getattr(usage.prompt_tokens_details, "cached_tokens", None) or 0
-        u["reasoning"] += getattr(usage.completion_tokens_details, "reasoning_tokens", None) or 0
+        u["input"] += usage.get("prompt_tokens") or 0
+        u["output"] += usage.get("completion_tokens") or 0
+        u["cached"] += (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        u["reasoning"] += (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
 
     def acp_id(self, model_id: str | None) -> str:
         """The model's tool call id, made unique within the session."""
@@ -183,7 +177,7 @@ class Turn:
 
     async def run_tool(self, call: Any) -> str:
         name, raw = _name(call), _arguments(call)
-        tool_id = self.acp_id(call.id)
+        tool_id = self.acp_id(call.get("id"))
         try:
             args = json.loads(raw or "{}")
             bad = None if isinstance(args, dict) else f"expected a JSON object of arguments, found {raw!r}"
@@ -192,8 +186,7 @@ class Turn:
         ws, mcp = self.session.workspace, self.session.mcp
         kind = KINDS.get(name, "other")
         title = ws.title(name, args) if isinstance(args, dict) and name in TOOL_NAMES else name
-        await self.update(acp.start_tool_call(tool_id, title, kind=kind, status="pending",
-                                              raw_input=args if bad is None else raw))
+        await self.update(tool_call(tool_id, title, kind, "pending", args if bad is None else raw))
         raw_output = None
         try:
             if bad is not None:
@@ -205,16 +198,13 @@ class Turn:
             elif name in NEEDS_PERMISSION and not await self.permitted(tool_id, title, kind, args):
                 result, ok = "Error: permission denied: the user refused this tool call", False
             else:
-                await self.update(acp.update_tool_call(tool_id, status="in_progress"))
+                await self.update(tool_call_update(tool_id, "in_progress"))
                 result, ok, raw_output = await self.execute(name, args)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                await self.update(acp.update_tool_call(tool_id, status="failed", content=[
-                    acp.tool_content(acp.text_block("cancelled"))]))
+                await self.update(tool_call_update(tool_id, "failed", "cancelled"))
             raise
-        await self.update(acp.update_tool_call(tool_id, status="completed" if ok else "failed",
-                                               content=[acp.tool_content(acp.text_block(result))],
-                                               raw_output=raw_output))
+        await self.update(tool_call_update(tool_id, "completed" if ok else "failed", result, raw_output))
         return result
 
     def precheck(self, name: str, args: dict[str, Any]) -> str | None:
@@ -243,31 +233,28 @@ class Turn:
 
     async def permitted(self, tool_id: str, title: str, kind: str, args: dict[str, Any]) -> bool:
         try:
-            answer = await self.conn.request_permission(
-                session_id=self.session.id, options=PERMISSION_OPTIONS,
-                tool_call=schema.ToolCallUpdate(tool_call_id=tool_id, title=title, kind=kind, status="pending",
-                                                raw_input=args))
-        except acp.RequestError as exc:
+            answer = await self.conn.request_permission(self.session.id, PERMISSION_OPTIONS, {
+                "toolCallId": tool_id, "title": title, "kind": kind, "status": "pending", "rawInput": args})
+        except RequestError as exc:
             log.warning("permission request failed, refusing %s: %s", tool_id, exc)
             return False
-        outcome = answer.outcome
-        return getattr(outcome, "outcome", None) == "selected" and getattr(outcome, "option_id", None) == "allow_once"
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        return isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") == "allow_once"
 
 
-def _name(call: Any) -> str:
-    function = getattr(call, "function", None)
-    return getattr(function, "name", None) or getattr(getattr(call, "custom", None), "name", None) or ""
+def _name(call: dict[str, Any]) -> str:
+    function = call.get("function")
+    return (function.get("name") if isinstance(function, dict) else None) or ""
 
 
-def _arguments(call: Any) -> str:
-    function = getattr(call, "function", None)
-    return getattr(function, "arguments", None) or ""
+def _arguments(call: dict[str, Any]) -> str:
+    function = call.get("function")
+    raw = function.get("arguments") if isinstance(function, dict) else None
+    return raw if isinstance(raw, str) else ("" if raw is None else json.dumps(raw))
 
 
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-    return str(exc.message)
+def _text_of(content: Any) -> str:
+    """A message's content given as a list of parts: its text parts, joined."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
