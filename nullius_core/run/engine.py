@@ -23,7 +23,6 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
-from nullius_core.plugins.registries import ProviderRefused
 from nullius_core.relay.meter import CostMeter
 from nullius_core.run import budget, lifetime
 from nullius_core.run.backend import RunContext, missing_methods
@@ -33,8 +32,9 @@ from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, RunRefused, prepare
+from nullius_core.run.participant import start_served
 from nullius_core.run.job_config import job_config, trial_standard
-from nullius_core.run.progress import Progress
+from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
 from nullius_core.run.plan import resumed_work, unit_problem
 from nullius_core.run.shard import plan
@@ -191,7 +191,7 @@ class Engine:
         result = self._write_result(job, config, total, started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
         state = summary["state"]
-        self.progress.stage("done", state=state, reason=summary.get("reason"), job=str(job.path), **_done_fields(summary))
+        self.progress.stage("done", state=state, reason=summary.get("reason"), job=str(job.path), **done_fields(summary))
         self.progress.close()
         self.session.hooks.run_finished(
             event=RunFinished(job_name=job.name, job_dir=job.path, state=state, summary=summary, result=result)
@@ -207,15 +207,8 @@ class Engine:
         """The run's relay (each unit gets its own route and token on it), after the provider's own server, if it has one."""
         agent = prepared.agent
         if served is not None:
-            timer = time.monotonic()
-            self.progress.stage("serve", provider=agent.upstream.provider.name, model=self.spec.model, state="start")
-            try:
-                base_url = await served.start()
-            except ProviderRefused as exc:
-                raise RunRefused(str(exc)) from None
-            self.progress.stage("serve", provider=agent.upstream.provider.name, state="done", url=base_url, seconds=round(time.monotonic() - timer, 2))
-            agent = attrs.evolve(agent, upstream=attrs.evolve(agent.upstream, base_url=base_url))
-            prepared = attrs.evolve(prepared, agent=agent)
+            prepared = await start_served(prepared, served, self.spec.model, self.progress, RunRefused)
+            agent = prepared.agent
         relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream), meter=self._meter)
         await relay.start()
         self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
@@ -329,7 +322,7 @@ class Engine:
             unit=item.unit if self.spec.repeat == 1 else item.trial_name,
             outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome == "cancelled" else f"error:{outcome.exception_type}",
             reward=None if outcome.reward is None else round(outcome.reward, 4),
-            cause=_cause(outcome.result) if outcome.outcome != "cancelled" else None,
+            cause=first_line(outcome.result) if outcome.outcome != "cancelled" else None,
             trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome != "cancelled" else None,
         )
         now = time.monotonic()
@@ -397,17 +390,3 @@ class Engine:
             repeat=self.spec.repeat,
             config=config,
         )
-
-
-def _cause(result: dict[str, Any]) -> str | None:
-    """The first line of a trial's exception, for the console."""
-    exception = result.get("exception_info")
-    if exception is None:
-        return None
-    lines = (exception.get("exception_message") or "").strip().splitlines()
-    return lines[0][:300] if lines else None
-
-
-def _done_fields(summary: dict[str, Any]) -> dict[str, Any]:
-    keys = ("trials", "passed", "failed", "scored", "errored", "cancelled", "mean")
-    return {k: (round(summary[k], 4) if isinstance(summary.get(k), float) else summary.get(k)) for k in keys if k in summary}

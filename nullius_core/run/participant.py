@@ -6,6 +6,7 @@ missing (a port, `--unsandboxed`, `--model`, a provider's key).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
@@ -146,3 +147,17 @@ def _install(session: Session, resolved: Resolved, progress: Progress, refused: 
         )
     except install.InstallError as exc:
         raise refused(f"{resolved.ref} cannot be installed: {exc}") from None
+
+
+async def start_served(prepared: Any, served: ProviderServer, model: str | None, progress: Progress, refused: type[Exception]) -> Any:
+    """The provider's own server started (said as `stage=serve`); the prepared run with the agent's upstream at its URL."""
+    agent = prepared.agent
+    timer = time.monotonic()
+    progress.stage("serve", provider=agent.upstream.provider.name, model=model, state="start")
+    try:
+        base_url = await served.start()
+    except ProviderRefused as exc:
+        raise refused(str(exc)) from None
+    progress.stage("serve", provider=agent.upstream.provider.name, state="done", url=base_url, seconds=round(time.monotonic() - timer, 2))
+    agent = attrs.evolve(agent, upstream=attrs.evolve(agent.upstream, base_url=base_url))
+    return attrs.evolve(prepared, agent=agent)

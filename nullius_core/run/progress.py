@@ -97,3 +97,18 @@ class Timer:
     @property
     def seconds(self) -> float:
         return round(time.monotonic() - self.start, 3)
+
+
+def first_line(result: dict[str, Any]) -> str | None:
+    """The first line of a trial's exception (result.json's exception_info), for the console."""
+    exception = result.get("exception_info")
+    if exception is None:
+        return None
+    lines = (exception.get("exception_message") or "").strip().splitlines()
+    return lines[0][:300] if lines else None
+
+
+def done_fields(summary: dict[str, Any]) -> dict[str, Any]:
+    """The `stage=done` line's counts and mean, from the job's summary."""
+    keys = ("trials", "passed", "failed", "scored", "errored", "cancelled", "mean")
+    return {k: (round(summary[k], 4) if isinstance(summary.get(k), float) else summary.get(k)) for k in keys if k in summary}
