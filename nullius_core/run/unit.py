@@ -329,7 +329,8 @@ def _write(
         passed = score.get("passed") if kind == "pass" else None
         trial.write_text("verifier/reward.txt", f"{reward:g}\n")
         trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
-        trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
+        if not (trial.verifier / "test-stdout.txt").exists():  # a task's own check wrote its own: it stays whole
+            trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
     if exception is not None:
         trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
     if not scored:

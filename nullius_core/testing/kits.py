@@ -2,7 +2,9 @@
 
 `tools_kit_move(first_prompt, tool_results)` reads the kit's prompt and the
 office tools' results so far and says the next move: a call of one of the
-office's tools, or the final answer. A script for an agent wraps it in that
+office's tools, or the final answer. `conversation_answer(prompts)` answers
+the conversation kit's two turns (remember a code word, then say it), and
+`file_to_write(prompt)` reads the workspace kit's write-file check. A script for an agent wraps it in that
 agent's API and tool names (the reference agent and Claude Code name the
 office's tools `mcp__office__<tool>`).
 """
@@ -59,3 +61,21 @@ def tools_kit_move(first: str, results: list[str]) -> Move | None:
             return Move("book_collection", {"depot_code": depot.upper(), "date": f"{year}-{month}-{day}"})
         return Move(answer=_code(last))
     return None
+
+
+def conversation_answer(prompts: list[str]) -> str | None:
+    """The conversation kit's answer to its last prompt (the user's prompts so far), or None when it is not that kit's."""
+    last = prompts[-1] if prompts else ""
+    if "code word I gave you" in last:
+        words = [re.search(r"code word for later in our conversation: (\w+)", p) for p in prompts]
+        word = next((w for w in words if w), None)
+        return word.group(1) if word else "I do not remember."
+    if "remember this code word" in last:
+        return "Noted; I have it."
+    return None
+
+
+def file_to_write(prompt: str) -> tuple[str, str] | None:
+    """The workspace kit's write-file check: (the path, the one line it must hold), or None."""
+    wanted = re.search(r"create the file (\S+\.txt).*?nothing else:\s*\n\n(\S+)", prompt, re.S)
+    return (wanted.group(1), wanted.group(2)) if wanted else None

@@ -36,7 +36,7 @@ import re
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import tools_kit_move
+from nullius_core.testing.kits import conversation_answer, file_to_write, tools_kit_move
 
 SIDE_TEXT = "Nullius kit"
 LINE_NUMBER = re.compile(r"^[ ]*\d+(?:→|\t)", re.M)
@@ -112,20 +112,15 @@ def respond(request: FakeRequest) -> Reply | None:
     if failed:  # say what went wrong, so the check fails with Claude Code's own words in the transcript
         return Reply(text="A tool failed: " + failed[-1][:500])
     home = re.search(r"Primary working directory: (\S+)", _system(body))
-    # agent.conversation/v1: remember, then recall
-    if "code word I gave you" in last:
-        words = [re.search(r"code word for later in our conversation: (\w+)", p) for p in prompts]
-        word = next((w for w in words if w), None)
-        return Reply(text=word.group(1) if word else "I do not remember.")
-    if "remember this code word" in last:
-        return Reply(text="Noted; I have it.")
-    # agent.workspace/v1, write-file
-    wanted = re.search(r"create the file (\S+\.txt).*?nothing else:\s*\n\n(\S+)", last, re.S)
+    said = conversation_answer(prompts)  # agent.conversation/v1: remember, then recall
+    if said is not None:
+        return Reply(text=said)
+    wanted = file_to_write(last)  # agent.workspace/v1, write-file
     if wanted:
         if home is None:
             return Reply(text="I cannot tell the working directory.")
         if not results:
-            return _tool("Write", file_path=f"{home.group(1)}/{wanted.group(1)}", content=wanted.group(2) + "\n")
+            return _tool("Write", file_path=f"{home.group(1)}/{wanted[0]}", content=wanted[1] + "\n")
         return Reply(text="The file is written.")
     # agent.workspace/v1, fix-bug
     if "ledger.py" in last and "README.md" in last:

@@ -32,6 +32,7 @@ import shlex
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
+from nullius_core.testing.kits import conversation_answer, file_to_write
 
 CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>")
 
@@ -87,18 +88,14 @@ def respond(request: FakeRequest) -> Reply | None:
     said = prompts(request)
     if not said:
         return None
-    first, last = said[0], said[-1]
+    last = said[-1]
     results = outputs_since_prompt(request)
-    # agent.conversation/v1: remember, then recall
-    if "code word I gave you" in last:
-        word = re.search(r"code word for later in our conversation: (\w+)", first)
-        return Reply(text=word.group(1) if word else "I do not remember.")
-    if "remember this code word" in last:
-        return Reply(text="Noted; I have it.")
-    # agent.workspace/v1 write-file
-    wanted = re.search(r"create the file (\S+\.txt).*?nothing else:\s*\n\n(\S+)", last, re.S)
+    answer = conversation_answer(said)  # agent.conversation/v1: remember, then recall
+    if answer is not None:
+        return Reply(text=answer)
+    wanted = file_to_write(last)  # agent.workspace/v1 write-file
     if wanted:
-        path, token = wanted.group(1), wanted.group(2)
+        path, token = wanted
         if not results:
             folder = path.rsplit("/", 1)[0]
             return shell(request, f"mkdir -p {shlex.quote(folder)} && printf '%s\\n' {shlex.quote(token)} > {shlex.quote(path)}")

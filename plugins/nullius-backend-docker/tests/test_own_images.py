@@ -35,6 +35,13 @@ def outcomes(found: dict[str, dict]) -> dict[str, str]:
     return {u: t["standard"]["outcome"] for u, t in found.items()}
 
 
+def failed_for_setup(result, job: Path) -> None:
+    """Every unit of the run errored in its setup (a reason not the agent's): the run says it failed, exit 1, and why."""
+    assert result.code == 1, result.output
+    summary = json.loads((job / "result.json").read_text())["standard"]
+    assert summary["state"] == "failed" and "EnvironmentSetupError" in summary["reason"], summary
+
+
 def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
     env, _, _ = world
     env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
@@ -146,7 +153,7 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
 
     # on the local backend an agent's unit in an own image is refused, naming what it needs
     local = run_cli(["run", "ownbench", "reference", *model_args(fake)[:-2], "--unsandboxed", "--job-name", "own-agent-local"], env)
-    assert local.code == 0, local.output
+    failed_for_setup(local, jobs / "own-agent-local")
     refused = trials(jobs, "own-agent-local")["answer"]["exception_info"]
     assert refused["exception_type"] == "EnvironmentSetupError" and "--backend docker" in refused["exception_message"]
 
@@ -161,7 +168,7 @@ def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_p
     env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
     stopped = set(docker("ps", "-aq", "--filter", "status=exited").split())
     result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", "own-broken"], env)
-    assert result.code == 0, result.output
+    failed_for_setup(result, Path(env["NULLIUS_JOBS_DIR"]) / "own-broken")
     assert set(docker("ps", "-aq", "--filter", "status=exited").split()) == stopped  # the failed step's container went too
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     found = trials(jobs, "own-broken")
@@ -183,7 +190,7 @@ def test_an_agent_whose_runtime_needs_glibc_is_not_run_in_a_musl_image(world, tm
     env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
     fake.use(box_player)
     result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--job-name", "own-musl"], env)
-    assert result.code == 0, result.output
+    failed_for_setup(result, Path(env["NULLIUS_JOBS_DIR"]) / "own-musl")
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     found = trials(jobs, "own-musl")
     refused = found["answer"]["exception_info"]
@@ -262,7 +269,7 @@ def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path)
         missing = f"{repo}@sha256:{'0' * 64}"
         driver.write_text(driver.read_text().replace(digest, missing))
         result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", "own-unpulled"], env)
-        assert result.code == 0, result.output
+        failed_for_setup(result, jobs / "own-unpulled")
         failed = trials(jobs, "own-unpulled")["answer"]["exception_info"]
         assert failed["exception_type"] == "EnvironmentSetupError"
         assert failed["exception_message"].startswith(f"the task's image {missing} could not be pulled (docker pull exit 1: ")
