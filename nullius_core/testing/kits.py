@@ -79,3 +79,12 @@ def file_to_write(prompt: str) -> tuple[str, str] | None:
     """The workspace kit's write-file check: (the path, the one line it must hold), or None."""
     wanted = re.search(r"create the file (\S+\.txt).*?nothing else:\s*\n\n(\S+)", prompt, re.S)
     return (wanted.group(1), wanted.group(2)) if wanted else None
+
+
+def task_word(prompt: str) -> str | None:
+    """The word the task kit's prompt asks to be answered alone, or None."""
+    for pattern in (r"nothing else: (\w+)\s*$", r"formatting\.\n\n(\w+)\s*$", r"The word is (\w+)\."):
+        found = re.search(pattern, prompt)
+        if found:
+            return found.group(1)
+    return None

@@ -36,7 +36,7 @@ import re
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import conversation_answer, file_to_write, tools_kit_move
+from nullius_core.testing.kits import conversation_answer, file_to_write, task_word, tools_kit_move
 
 SIDE_TEXT = "Nullius kit"
 LINE_NUMBER = re.compile(r"^[ ]*\d+(?:→|\t)", re.M)
@@ -139,12 +139,8 @@ def respond(request: FakeRequest) -> Reply | None:
             return _tool("Edit", file_path=f"{folder}/ledger.py", old_string=wrong.group(0),
                          new_string=f"return sum(prices) + {charge.group(1)}")
         return Reply(text="Fixed the handling charge in ledger.py.")
-    # agent.task/v1: the one word, alone
-    for pattern in (r"nothing else: (\w+)\s*$", r"formatting\.\n\n(\w+)\s*$", r"The word is (\w+)\."):
-        found = re.search(pattern, last)
-        if found:
-            return Reply(text=found.group(1))
-    return Reply(text=SIDE_TEXT)
+    word = task_word(last)  # agent.task/v1: the one word, alone
+    return Reply(text=word or SIDE_TEXT)
 
 
 def respond_wrongly(request: FakeRequest) -> Reply | None:

@@ -32,7 +32,7 @@ import shlex
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import conversation_answer, file_to_write
+from nullius_core.testing.kits import conversation_answer, file_to_write, task_word
 
 CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>")
 
@@ -113,12 +113,8 @@ def respond(request: FakeRequest) -> Reply | None:
                 return Reply(text="I could not read README.md and ledger.py.")
             return shell(request, f"sed -i 's/return sum(prices) + {wrong.group(1)}$/return sum(prices) + {charge.group(1)}/' ledger.py")
         return Reply(text="Fixed the handling charge in ledger.py.")
-    # agent.task/v1: the one word, alone
-    for pattern in (r"nothing else: (\w+)\s*$", r"formatting\.\n\n(\w+)\s*$", r"The word is (\w+)\."):
-        found = re.search(pattern, last)
-        if found:
-            return Reply(text=found.group(1))
-    return None
+    word = task_word(last)  # agent.task/v1: the one word, alone
+    return Reply(text=word) if word else None
 
 
 def respond_wrongly(request: FakeRequest) -> Reply:
