@@ -222,8 +222,9 @@ def nullius_run_finished(event: RunFinished) -> None:
 
     Called once per run, also after Ctrl-C (with ``state="cancelled"``). Its
     state is ``finished``, ``cancelled``, ``stopped`` (its provider failed
-    three units in a row) or ``failed`` (every trial errored, unscored, for a
-    reason not the agent's). Not firstresult: every plugin is called.
+    three units in a row, or ``--max-cost`` tripped) or ``failed`` (every
+    trial errored, unscored, for a reason not the agent's). Not firstresult:
+    every plugin is called.
 
     :param event: ``nullius_core.run.events.RunFinished``: the job's name and
         folder, its state, Nullius's summary (outcomes, mean) and the job's

@@ -153,11 +153,11 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     click.echo(str(outcome.job_dir))
     summarize(outcome.job_dir)
     if outcome.state == "cancelled":
-        stopped = (outcome.summary.get("cost") or {}).get("stopped")
-        click.echo(f"{'stopped: ' + stopped if stopped else 'cancelled'}; finish it with: nullius run --resume {outcome.job_dir}", err=True)
+        click.echo(f"cancelled; finish it with: nullius run --resume {outcome.job_dir}", err=True)
         sys.exit(CANCELLED_EXIT)
     if outcome.state in ("stopped", "failed"):
-        click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; when it is fixed: nullius run --resume {outcome.job_dir}", err=True)
+        then = "finish it with" if outcome.state == "stopped" else "when it is fixed"
+        click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; {then}: nullius run --resume {outcome.job_dir}", err=True)
         sys.exit(RUN_FAILED)
 
 

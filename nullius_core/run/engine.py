@@ -172,7 +172,8 @@ class Engine:
             if self._watch is not None and self._watch.stop is not None:
                 state = "stopped"
         except asyncio.CancelledError:
-            state = "cancelled"
+            # the budget's stop cancels the units as Ctrl-C does, but it is a stop for a reason, as the provider's is
+            state = "stopped" if self._meter is not None and self._meter.stopped else "cancelled"
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -187,7 +188,9 @@ class Engine:
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
         total = len(self._plan_from_config(config))
-        stopped = self._watch.stop if self._watch is not None and state == "stopped" else None
+        stopped = None
+        if state == "stopped":
+            stopped = self._watch.stop if self._watch is not None and self._watch.stop else self._meter.stopped if self._meter else None
         result = self._write_result(job, config, total, started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
         state = summary["state"]
