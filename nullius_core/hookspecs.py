@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from nullius_core.markers import hookspec
 
 if TYPE_CHECKING:
-    from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
+    from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
     from nullius_core.plugins.registries import (
         AgentProtocolRegistry,
         BackendRegistry,
@@ -155,7 +155,7 @@ def nullius_register_agent_protocols(registry: AgentProtocolRegistry) -> None:
     :param registry: call ``registry.add(AgentProtocolSpec(name=..., summary=...,
         factory=...))``; ``factory()`` gives an object with
         ``async converse(process, conversation, records) -> AgentOutcome``
-        (``nullius_core.run.agent``): it holds the whole conversation with a
+        (``nullius_core.contracts.agent``): it holds the whole conversation with a
         started agent process and records its raw transcript in ``records``.
 
     .. versionadded:: 0.1
@@ -191,7 +191,7 @@ def nullius_run_started(event: RunStarted) -> None:
     is written and ``stage=units`` is said, before the first unit starts. Not
     firstresult: every plugin is called.
 
-    :param event: ``nullius_core.run.events.RunStarted``: the job's name and
+    :param event: ``nullius_core.contracts.events.RunStarted``: the job's name and
         folder, the benchmark, dataset, participant (an agent, a capability,
         ``nop`` or ``oracle``), model, backend, the planned units and the
         job's config.
@@ -207,7 +207,7 @@ def nullius_unit_finished(event: UnitFinished) -> None:
     Called once per trial, errored and cancelled ones included, in the order
     they end. Not firstresult: every plugin is called.
 
-    :param event: ``nullius_core.run.events.UnitFinished``: the trial's name
+    :param event: ``nullius_core.contracts.events.UnitFinished``: the trial's name
         and folder, its unit and attempt, its outcome (``passed``,
         ``failed``, ``scored``, ``error``, ``rate_limited``, ``cancelled``), reward, the
         exception type when it errored, and how long it took.
@@ -226,7 +226,7 @@ def nullius_run_finished(event: RunFinished) -> None:
     trial errored, unscored, for a reason not the agent's). Not firstresult:
     every plugin is called.
 
-    :param event: ``nullius_core.run.events.RunFinished``: the job's name and
+    :param event: ``nullius_core.contracts.events.RunFinished``: the job's name and
         folder, its state, Nullius's summary (outcomes, mean) and the job's
         result as written.
 

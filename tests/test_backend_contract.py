@@ -6,7 +6,7 @@ import tempfile
 
 import attrs
 
-from nullius_core.run.backend import RelayRoom, UnitPlace
+from nullius_core.contracts.backend import RelayRoom, UnitPlace
 from nullius_core.testing.backend_contract import check_backend
 from nullius_plugins.local_backend import LocalBackend
 from nullius_plugins.local_backend.process import LocalProcess

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nullius_core.run.capped import CappedLog
+from nullius_core.processes.capped import CappedLog
 
 
 def capped(data: bytes, chunks: random.Random, head: int, tail: int) -> bytes:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from nullius_core.run.own_image import OwnImageProblem, read_own, read_solve
+from nullius_core.contracts.own_image import OwnImageProblem, read_own, read_solve
 from nullius_core.testing import run_cli
 
 OWNBENCH = ROOT / "plugins" / "nullius-backend-docker" / "tests" / "fixtures" / "catalogue" / "benchmarks" / "ownbench"

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nullius_core.contracts.sse import Piece, Splitter
 from nullius_core.relay.shield import REMOVED, Shield
-from nullius_core.relay.sse import Piece, Splitter
 
 KEY = "sk-relay-holds-this-key-0123456789"
 OTHER = "an/other+secret-with\"quote"  # a secret that JSON escapes

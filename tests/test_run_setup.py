@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from nullius_core.run.secrets import looks_secret, without_secrets
+from nullius_core.secret_names import looks_secret, without_secrets
 from nullius_core.testing import run_cli
 
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"

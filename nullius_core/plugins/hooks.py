@@ -14,6 +14,7 @@ import attrs
 import pluggy
 import structlog
 
+from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.plugins.registries import (
     AgentProtocolRegistry,
     BackendRegistry,
@@ -25,7 +26,6 @@ from nullius_core.plugins.registries import (
     Registry,
     RunnerRegistry,
 )
-from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
 
 log = structlog.get_logger("nullius.plugins")
 

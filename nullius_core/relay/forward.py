@@ -24,10 +24,10 @@ import attrs
 from aiohttp import web
 
 from nullius_core import jsonfast
+from nullius_core.contracts.model_api import Facts, ModelApi
+from nullius_core.contracts.sse import Piece, Splitter
 from nullius_core.limits import out_of_files
-from nullius_core.relay.api import Facts, ModelApi
 from nullius_core.relay.shield import Shield
-from nullius_core.relay.sse import Piece, Splitter
 
 HOLD = 16 * 2**20
 READ = 64 * 1024  # what one pass of the loop takes from a reply; between two, the loop serves the other calls

@@ -26,10 +26,10 @@ import attrs
 from aiohttp import web
 
 from nullius_core import jsonfast
+from nullius_core.contracts.model_api import ModelApi
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.limits import out_of_files, raise_open_files
 from nullius_core.plugins.registries import ProviderSpec
-from nullius_core.relay.api import ModelApi
 from nullius_core.relay.cleaning import Cleaner, credential_name
 from nullius_core.relay.forward import HOP, Passage, error_reply, forward, ms_since
 from nullius_core.relay.meter import CostMeter

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nullius_core.relay.api import ModelApi
+from nullius_core.contracts.model_api import ModelApi
 from nullius_core.relay.server import Upstream
 from nullius_core.session import Session
 

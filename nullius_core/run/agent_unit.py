@@ -17,17 +17,17 @@ from typing import Any
 
 import attrs
 
+from nullius_core.contracts.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
+from nullius_core.contracts.backend import Backend, RouteOptions, UnitPlace
+from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.contracts.licences import Handout
 from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.failures import CALL_FAILURES, kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
+from nullius_core.links import take_out
 from nullius_core.relay.server import Relay
-from nullius_core.run.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
-from nullius_core.run.backend import RouteOptions, UnitPlace
-from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.run.links import take_out
 from nullius_core.run.prepare import Prepared, fill
-
 
 
 class TurnError(Exception):
@@ -56,7 +56,7 @@ def _machine_path(install: Path | None) -> str:
     return os.pathsep.join(parts)
 
 
-def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str, model: str, trial: TrialDir, handout: Any = None) -> AgentLaunch:
+def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str, model: str, trial: TrialDir, handout: Handout | None = None) -> AgentLaunch:
     agent = prepared.agent
     resolved = agent.resolved
     install = Path(agent.install_dir) if agent.install_dir else None
@@ -127,7 +127,7 @@ def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntr
 async def converse(
     prepared: Prepared,
     relay: Relay,
-    backend: Any,
+    backend: Backend,
     driver: Driver,
     trial: TrialDir,
     place: UnitPlace,
@@ -135,7 +135,7 @@ async def converse(
     prompt: str,
     setup: dict[str, Any],
     base: dict[str, Any],
-    handout: Any = None,
+    handout: Handout | None = None,
 ) -> AgentRun:
     agent = prepared.agent
     resolved = agent.resolved

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
+from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError, DriverLaunch
 from nullius_core.fsutil import append_line
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.run.driver import OP_SECONDS, Driver, DriverError, DriverLaunch
 from nullius_core.run.prepare import Prepared, fill, machine_python, process_env
 
 CAPABILITY_SECONDS = 300.0

@@ -11,32 +11,35 @@ import asyncio
 import signal
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from nullius_core import aio
+from nullius_core.contracts.backend import Backend, RunContext, missing_methods
+from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.failures import final_state
 from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
-from nullius_core.relay.meter import CostMeter
-from nullius_core.run import budget, lifetime
-from nullius_core.run.backend import RunContext, missing_methods
-from nullius_core.run.own_image import BoxLender
-from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.run.events import RunFinished, RunStarted, UnitFinished
+from nullius_core.plugins import ProviderServer
+from nullius_core.processes import lifetime
 from nullius_core.relay import upstreams
+from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
-from nullius_core.run.prepare import Prepared, RunRefused, prepare
-from nullius_core.run.participant import start_served
+from nullius_core.run import budget
+from nullius_core.run.environments import BoxLender
 from nullius_core.run.job_config import job_config, trial_standard
+from nullius_core.run.participant import start_served
+from nullius_core.run.plan import resumed_work, unit_problem
+from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
-from nullius_core.run.plan import resumed_work, unit_problem
 from nullius_core.run.shard import plan
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.unit import RunFacts, TrialCancelled, TrialOutcome, Work, run_trial, trial_name
@@ -87,7 +90,7 @@ class Engine:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])
                 raise
 
-    def _free_name(self, started: Any) -> str:
+    def _free_name(self, started: datetime) -> str:
         """The default name, made unique when a job of the same second exists."""
         name = self.spec.default_job_name(started)
         n = 2
@@ -97,7 +100,7 @@ class Engine:
             n += 1
         return candidate
 
-    async def _main(self, job: JobDir, prepared: Prepared, started: Any, resuming: bool, retry_errors: bool) -> RunOutcome:
+    async def _main(self, job: JobDir, prepared: Prepared, started: datetime, resuming: bool, retry_errors: bool) -> RunOutcome:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         assert task is not None
@@ -110,7 +113,7 @@ class Engine:
         missing = missing_methods(backend)
         if missing:
             raise RunRefused(f"the backend {prepared.backend.name!r} lacks what the engine calls: {', '.join(missing)} "
-                             "(the Backend protocol, nullius_core/run/backend.py)")
+                             "(the Backend protocol, nullius_core/contracts/backend.py)")
         state = "finished"
         relay = None
         served = getattr(prepared.agent, "served", None)  # a provider's own model server, started here
@@ -206,7 +209,7 @@ class Engine:
             self.progress.stage("stopping", reason=reason)
             self._units_task.cancel()
 
-    async def _start_relay(self, prepared: Prepared, served: Any) -> tuple[Prepared, Relay]:
+    async def _start_relay(self, prepared: Prepared, served: ProviderServer | None) -> tuple[Prepared, Relay]:
         """The run's relay (each unit gets its own route and token on it), after the provider's own server, if it has one."""
         agent = prepared.agent
         if served is not None:
@@ -256,7 +259,7 @@ class Engine:
         self._drivers.append(driver)
         return driver
 
-    async def _run_all(self, facts: RunFacts, todo: list[Work], backend: Any, total: int, config: dict[str, Any], started: Any) -> None:
+    async def _run_all(self, facts: RunFacts, todo: list[Work], backend: Backend, total: int, config: dict[str, Any], started: datetime) -> None:
         queue: asyncio.Queue[Work] = asyncio.Queue()
         for item in todo:
             queue.put_nowait(item)
@@ -308,7 +311,7 @@ class Engine:
                 if result is not None:
                     self.results[trial.name] = result
 
-    def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, config: dict[str, Any], started: Any, running: int) -> None:
+    def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, config: dict[str, Any], started: datetime, running: int) -> None:
         self.results[item.trial_name] = outcome.result
         if self._watch is not None:
             was = self._watch.stop
@@ -346,7 +349,7 @@ class Engine:
             )
         )
 
-    async def _close(self, backend: Any) -> None:
+    async def _close(self, backend: Backend) -> None:
         await asyncio.gather(*(d.close() for d in self._drivers), return_exceptions=True)
         await backend.close()
         if self._boxes is not None:
@@ -354,7 +357,7 @@ class Engine:
 
     # --- records -------------------------------------------------------------
 
-    def _write_result(self, job: JobDir, config: dict[str, Any], total: int, started: Any, final: bool, running: int, state: str = "running",
+    def _write_result(self, job: JobDir, config: dict[str, Any], total: int, started: datetime, final: bool, running: int, state: str = "running",
                       reason: str | None = None) -> dict[str, Any]:
         trials = list(self.results.values())
         kind = config["standard"]["kind"]

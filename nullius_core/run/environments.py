@@ -9,15 +9,22 @@ refuses an agent's unit in an environment unless it is `local_ok`.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nullius_core.definitions.benchmark import Environment
+from nullius_core.contracts.backend import Backend, RunContext, UnitPlace
+from nullius_core.contracts.environment import UnitEnvironment
+from nullius_core.contracts.own_image import OwnImageProblem, read_own
 from nullius_core.licences import SecretStore
 from nullius_core.licences.handout import Handout, hand_out
-from nullius_core.run.own_image import OwnImageProblem, OwnUnit, read_own
+
+if TYPE_CHECKING:
+    from nullius_core.plugins import BackendSpec
+    from nullius_core.run.unit import RunFacts
 
 
 class EnvironmentProblem(Exception):
@@ -28,15 +35,6 @@ class EnvironmentProblem(Exception):
         self.kind = kind
         self.environment = environment  # the one the unit would have run in: its trial records it
 
-
-@attrs.frozen(kw_only=True)
-class UnitEnvironment:
-    name: str
-    definition: Environment
-    benchmark: str  # the benchmark's key: its images are nullius/env-<benchmark>-<name>:<hash>
-    folder: Path  # the benchmark's folder: the Dockerfile and its files are read from here
-    log: Path  # the job's .work/env-<name>.log: the build's output
-    own: OwnUnit | None = None  # an own image's: what setup asked for (image, workdir, verify)
 
 
 def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> UnitEnvironment | None:
@@ -70,7 +68,7 @@ def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> Uni
     )
 
 
-async def enter(facts: Any, backend: Any, place: Any, setup: dict[str, Any], trial_name: str) -> tuple[Any, Handout | None]:
+async def enter(facts: RunFacts, backend: Backend, place: UnitPlace, setup: dict[str, Any], trial_name: str) -> tuple[UnitPlace, Handout | None]:
     """The unit's place in its environment, and its agent's licences (remove them when the agent ends).
 
     Raises EnvironmentProblem with the trial's exception type: a secret not
@@ -107,7 +105,7 @@ async def enter(facts: Any, backend: Any, place: Any, setup: dict[str, Any], tri
     return place, handout
 
 
-async def _box_host(facts: Any, backend: Any, participant: str) -> Any:
+async def _box_host(facts: RunFacts, backend: Backend, participant: str) -> Any:
     """The backend that runs this unit's own image: the run's, or for a control one lent by the run (it needs docker only)."""
     if hasattr(backend, "open_box"):
         return backend
@@ -117,3 +115,41 @@ async def _box_host(facts: Any, backend: Any, participant: str) -> Any:
     if facts.boxes is None:
         raise ValueError("this unit's task has its own image, and no backend here runs own images")
     return await facts.boxes.lend()
+
+
+class BoxLender:
+    """For a run on a backend without boxes: the first registered backend that has them, started when a control's unit first needs it.
+
+    Controls of an own-image benchmark need docker, not the docker backend
+    (the standard's "Controls" row): their task's image has to run somewhere.
+    """
+
+    def __init__(self, specs: Iterable[BackendSpec], context: RunContext):
+        self._specs = specs
+        self._context = context
+        self._backend: Backend | None = None
+        self._refused: str | None = None
+        self._lock = asyncio.Lock()
+
+    async def lend(self) -> Backend:
+        async with self._lock:
+            if self._backend is None and self._refused is None:
+                spec = next((s for s in self._specs if s.boxes), None)
+                if spec is None:
+                    self._refused = ("this unit's task has its own image: it needs docker, and no installed backend runs own images "
+                                     "(pip install nullius-backend-docker)")
+                else:
+                    try:
+                        backend = spec.factory()
+                        await backend.start(self._context)
+                    except Exception as exc:  # noqa: BLE001 - said once, for every unit that needs it
+                        self._refused = f"this unit's task has its own image, which needs the {spec.name} backend's docker: {exc}"
+                    else:
+                        self._backend = backend
+            if self._refused is not None:
+                raise ValueError(self._refused)
+            return self._backend
+
+    async def close(self) -> None:
+        if self._backend is not None:
+            await self._backend.close()

@@ -29,8 +29,8 @@ import attrs
 from nullius_core.definitions import Install, unstructure
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
-from nullius_core.run.secrets import without_secrets
 from nullius_core.run.upstream import UpstreamError, cloned_commit
+from nullius_core.secret_names import without_secrets
 
 MARKER = ".nullius-installed"
 

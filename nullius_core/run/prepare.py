@@ -20,19 +20,16 @@ import attrs
 
 from nullius_core.catalogue.catalogue import Entry
 from nullius_core.catalogue.listing import resolve_benchmark
+from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.contracts.refused import RunRefused
 from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
 from nullius_core.definitions.folder import folder_problems
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.run import data, install, upstream
-from nullius_core.run.driver import DriverLaunch
 from nullius_core.run.progress import Progress
-from nullius_core.run.secrets import without_secrets
 from nullius_core.run.spec import RunSpec
+from nullius_core.secret_names import without_secrets
 from nullius_core.session import Session
-
-
-class RunRefused(Exception):
-    """The run cannot start; the message says why and, where it can, what to do."""
 
 
 @attrs.frozen(kw_only=True)

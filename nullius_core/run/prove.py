@@ -27,10 +27,10 @@ import attrs
 
 from nullius_core import aio
 from nullius_core.catalogue.proofs import apply_check, not_looked_for, write_record
+from nullius_core.contracts.backend import init_repository
+from nullius_core.contracts.driver import OP_SECONDS, DriverError
 from nullius_core.definitions import Control, read_json, write_json
 from nullius_core.jobs.layout import JobDir
-from nullius_core.run.backend import init_repository
-from nullius_core.run.driver import OP_SECONDS, DriverError
 from nullius_core.run.engine import Engine
 from nullius_core.run.plan import unit_problem
 from nullius_core.run.prepare import Prepared, prepare

@@ -13,10 +13,16 @@ import traceback
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from nullius_core.contracts.backend import Backend, commit_setup
+from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.contracts.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
+from nullius_core.failures import kind_of
+from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs.harbor import Phases, environment_of, verifier_text
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import (
     ExceptionInfo,
@@ -28,18 +34,17 @@ from nullius_core.jobs.records import (
     iso,
     utcnow,
 )
-from nullius_core.failures import kind_of
-from nullius_core.fsutil import read_json_lines
-from nullius_core.jobs.harbor import Phases, environment_of, verifier_text
-from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
+from nullius_core.links import take_out
+from nullius_core.run import environments
 from nullius_core.run.agent_unit import AgentRun, TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
-from nullius_core.run import environments
-from nullius_core.run.backend import Backend, commit_setup
-from nullius_core.run.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.run.links import take_out
-from nullius_core.run.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
 from nullius_core.run.prepare import Prepared
+from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
+
+if TYPE_CHECKING:
+    from nullius_core.relay.meter import CostMeter
+    from nullius_core.relay.server import Relay
+    from nullius_core.run.environments import BoxLender
 
 # The exception a failed op is recorded as (Harbor's names where Harbor has one).
 OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
@@ -79,10 +84,10 @@ class RunFacts:
     control: str | None
     model: str | None
     standard: dict[str, Any]
-    relay: Any = None  # the run's Relay, for an agent run
+    relay: Relay | None = None  # the run's, for an agent run
     secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
-    boxes: Any = None  # a BoxLender (own_image.py) when the run's backend has no boxes of its own
-    meter: Any = None  # the relay's CostMeter: its `stopped` says why --max-cost cancelled the run
+    boxes: BoxLender | None = None  # when the run's backend has no boxes of its own
+    meter: CostMeter | None = None  # the relay's: its `stopped` says why --max-cost cancelled the run
 
     @property
     def participant(self) -> str:

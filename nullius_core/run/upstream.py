@@ -10,8 +10,7 @@ from pathlib import Path
 from nullius_core.definitions import Upstream
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
-from nullius_core.run.secrets import without_secrets
-
+from nullius_core.secret_names import without_secrets
 
 CLONED = ".nullius-cloned"  # written last, holding the commit: what makes a folder a clone
 

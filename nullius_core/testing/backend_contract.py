@@ -1,7 +1,7 @@
 """The Backend contract, checked on a real backend: local and docker pass it, and a plugin's backend must.
 
 `check_backend(factory, root, env)` runs one agent unit's worth of the
-contract (nullius_core/run/backend.py's `Backend`) against a real relay and
+contract (nullius_core/contracts/backend.py's `Backend`) against a real relay and
 the fake model, with a small agent program of its own, and returns the rules
 the backend broke, each as one line (an empty list: it keeps them all):
 
@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from nullius_core.contracts.agent import AgentLaunch
+from nullius_core.contracts.backend import RouteOptions, RunContext, missing_methods
 from nullius_core.relay.server import Relay, Upstream
 from nullius_core.relay.upstreams import apis
-from nullius_core.run.agent import AgentLaunch
-from nullius_core.run.backend import RouteOptions, RunContext, missing_methods
 from nullius_core.run.progress import Progress
 from nullius_core.testing.fake_model import running_fake_model
 from nullius_core.testing.helpers import make_session
@@ -142,6 +142,6 @@ async def _unit(backend: Any, relay: Relay, trial: Path) -> list[str]:
 
 
 def _driver_launch(trial: Path) -> Any:
-    from nullius_core.run.driver import DriverLaunch
+    from nullius_core.contracts.driver import DriverLaunch
 
     return DriverLaunch(argv=[sys.executable, "-c", "pass"], env={}, cwd=trial, label="a capability")

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from nullius_core.run.agent import AgentOutcome, AgentProcess, Conversation
+from nullius_core.contracts.agent import AgentOutcome, AgentProcess, Conversation
 from nullius_plugins.acp_client.jsonrpc import ProtocolError, RemoteError
 from nullius_plugins.acp_client.session import AcpSession, Event
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
+from nullius_core.contracts.agent import AgentProcess, McpServerEntry
 from nullius_core.fsutil import append_line
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.run.agent import AgentProcess, McpServerEntry
 from nullius_plugins.acp_client.jsonrpc import Connection, RemoteError
 
 PROTOCOL_VERSION = 1

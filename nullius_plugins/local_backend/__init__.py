@@ -7,13 +7,13 @@ It is not a sandbox. Controls need no consent; an agent run needs
 from __future__ import annotations
 
 from pathlib import Path
-
-import attrs
 from typing import Any
 
+import attrs
+
 from nullius_core import hookimpl
+from nullius_core.contracts.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_core.plugins import BackendRegistry, BackendSpec
-from nullius_core.run.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_plugins.local_backend.process import LocalProcess
 
 

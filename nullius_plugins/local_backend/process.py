@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 
-from nullius_core.run.agent import AgentLaunch
-from nullius_core.run.capped import CappedCopy, CappedLog
-from nullius_core.run.lifetime import end_process, start_process
+from nullius_core.contracts.agent import AgentLaunch
+from nullius_core.processes import CappedCopy, CappedLog, end_process, start_process
 
 LINE_LIMIT = 64 * 1024 * 1024
 GRACE = 3.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nullius_core.relay.api import Facts, Sent, Usage, error_of
-from nullius_core.relay.sse import Event
+from nullius_core.contracts.model_api import Facts, Sent, Usage, error_of
+from nullius_core.contracts.sse import Event
 from nullius_plugins.model_apis.common import count, dig, loads, text_of, with_model
 
 TERMINAL = {b"response.completed", b"response.incomplete", b"response.failed"}

@@ -4,7 +4,7 @@ One request line in, one reply line out. The process starts as every
 process of a run does (`lifetime.start_process`: a session of its own, the
 run's marker), so that ending it ends whatever it started; its stderr is read
 all the time (never an unread pipe) and handed to the current unit's log,
-capped (its head and tail, `nullius_core.run.capped`).
+capped (its head and tail, `nullius_core.processes.capped`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nullius_core import hookimpl
+from nullius_core.contracts.driver import DriverError, DriverLaunch
 from nullius_core.plugins import RunnerRegistry, RunnerSpec
-from nullius_core.run.capped import CappedLog
-from nullius_core.run.driver import DriverError, DriverLaunch
-from nullius_core.run.lifetime import current, kill_process, start_process
+from nullius_core.processes import CappedLog, current, kill_process, start_process
 
 LINE_LIMIT = 64 * 1024 * 1024  # a reply may carry a whole transcript or file
 

@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from nullius_core.run.backend import RouteOptions, RunContext, UnitPlace, init_repository
-from nullius_core.run.driver import DriverLaunch
 
 from nullius_backend_docker import dockercli, envimage, image, mounts, ownimage, sweep
+from nullius_backend_docker.addresses import licence_server
 from nullius_backend_docker.box import DockerBox
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.addresses import licence_server
 from nullius_backend_docker.door import UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.room import DockerRoom, hardened
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.driver import DriverLaunch
 
 CHECK_MEMORY = "2g"
 CHECK_PIDS = "512"

@@ -27,13 +27,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_core.run.lifetime import start_process
-from nullius_core.run.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
-
 from nullius_backend_docker import boxfiles, dockercli
-from nullius_backend_docker.door import EGRESS_PORT
 from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.door import EGRESS_PORT
 from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
+from nullius_core.contracts.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
+from nullius_core.processes import start_process
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend

@@ -8,8 +8,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from nullius_core.run.links import noted
-from nullius_core.run.own_image import Steps, VerifyProblem
+from nullius_core.contracts.own_image import Steps, VerifyProblem
+from nullius_core.links import noted
 
 OURS_IN_VERIFIER = {"test-stdout.txt", "stopped.txt", "egress.log", "links.txt"}  # the run's own records, never replaced by collected files
 

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import IO
 
 import attrs
-from nullius_core.run.lifetime import start_process
 
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.listeners import pipe_both
+from nullius_core.processes import start_process
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
 RELAY_PORT = 61080

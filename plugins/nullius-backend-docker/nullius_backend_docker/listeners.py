@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from nullius_core.run.agent import McpServerEntry
-from nullius_core.run.lifetime import end_process, start_process
+from nullius_core.contracts.agent import McpServerEntry
+from nullius_core.processes import end_process, start_process
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -18,11 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nullius_core.run.capped import CappedCopy, CappedLog
-from nullius_core.run.lifetime import start_process
-
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
+from nullius_core.processes import CappedCopy, CappedLog, start_process
 
 LINE_LIMIT = 64 * 1024 * 1024
 GRACE = 3.0

@@ -22,15 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_core.run.agent import AgentLaunch, McpServerEntry
-from nullius_core.run.backend import RelayRoom, RouteOptions, UnitPlace
-
 from nullius_backend_docker import dockercli, mounts, runtime
 from nullius_backend_docker.addresses import MACHINE, licence_server
 from nullius_backend_docker.door import MCP_PORT, RELAY_PORT, LicenceServer, UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.listeners import McpListeners
 from nullius_backend_docker.process import ContainerProcess
+from nullius_core.contracts.agent import AgentLaunch, McpServerEntry
+from nullius_core.contracts.backend import RelayRoom, RouteOptions, UnitPlace
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend

@@ -13,17 +13,25 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from nullius_plugins.ports_v1 import KITS
-
 from nullius_cap_bm25 import plugin
+
+from nullius_core.testing import isolated_env, make_session
 
 FOLDER = plugin.CATALOGUE / "capabilities" / "bm25"
 CAPABILITY = FOLDER / "capability.py"
 DEFINITION = json.loads((FOLDER / "capability.json").read_text())
-KIT_DRIVER = KITS / "cap-memory-v1" / "driver.py"
+
+def _kit_driver() -> Path:
+    """The memory kit's driver, where the installed session's port says its kit is."""
+    port = make_session(isolated_env(Path(tempfile.mkdtemp()))).ports.get("cap.memory/v1")
+    return port.kit_folder / "driver.py"
+
+
+KIT_DRIVER = _kit_driver()
 
 
 # the definition

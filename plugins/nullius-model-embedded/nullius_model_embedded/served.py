@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 
 from nullius_core.plugins import ProviderRefused, ServeContext
-from nullius_core.run.lifetime import end_process, start_process
+from nullius_core.processes import end_process, start_process
 from nullius_model_embedded import runtime
 from nullius_model_embedded.plugin import MODEL
 

@@ -7,7 +7,7 @@ as the agent reaches them, its MCP servers, its process) and ends everything
 it started (`close`), after an error or Ctrl-C too.
 
 A backend that runs tasks' own images also has `open_box(place, own, unit)`
-returning the unit's `Box` (nullius_core.run.own_image), and registers with
+returning the unit's `Box` (nullius_core.contracts.own_image), and registers with
 `BackendSpec(boxes=True)`.
 """
 
@@ -15,20 +15,42 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from nullius_core.contracts.agent import AgentLaunch, AgentProcess, McpServerEntry
+from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.contracts.environment import UnitEnvironment
+from nullius_core.contracts.licences import Handout
+
 if TYPE_CHECKING:
-    from nullius_core.licences.handout import Handout
+    from nullius_core.contracts.own_image import Box
     from nullius_core.paths import Paths
-    from nullius_core.relay.server import Relay
-    from nullius_core.run.agent import AgentLaunch, AgentProcess, McpServerEntry
-    from nullius_core.run.driver import DriverLaunch
-    from nullius_core.run.environments import UnitEnvironment
-    from nullius_core.run.progress import Progress
+
+
+class Stages(Protocol):
+    """The run's progress, as a backend says what it is doing (`stage("install", image=..., state="building")`)."""
+
+    def stage(self, stage: str, **fields: Any) -> None: ...
+
+
+class MadeRoute(Protocol):
+    token: str  # opens the route alone
+
+
+class RelayRoutes(Protocol):
+    """What a backend's room uses of the run's relay: a route per unit, its URL, its end."""
+
+    base_url: str  # http://127.0.0.1:PORT, on this machine
+
+    def add_route(self, unit: str, folder: Path, token: str | None = None, **options: Any) -> MadeRoute: ...
+
+    def url(self, unit: str) -> str: ...
+
+    async def retire(self, unit: str, timeout: float = 5) -> None: ...
 
 
 @attrs.frozen
@@ -43,10 +65,10 @@ class UnitPlace:
     workspace: Path
     home: Path
     sandbox: dict[str, Any] | None = None
-    environment: Any = None  # the unit's UnitEnvironment (nullius_core.run.environments), None for the base
+    environment: UnitEnvironment | None = None  # None: the base
     image: str | None = None  # the image the unit's parts run in, where the backend has images
-    licences: Any = None  # the agent's Handout, when the backend passes some of it itself (licence servers)
-    box: Any = None  # the unit's Box (nullius_core.run.own_image) when it runs in its task's own image
+    licences: Handout | None = None  # the agent's, when the backend passes some of it itself (licence servers)
+    box: Box | None = None  # the unit's box, when it runs in its task's own image
 
     @property
     def agent_dir(self) -> Path:
@@ -61,7 +83,7 @@ class RunContext:
     job: str  # the job's name: everything the backend starts is labelled with it
     job_dir: Path
     paths: Paths
-    progress: Progress
+    progress: Stages
 
 
 @attrs.frozen(kw_only=True)
@@ -108,7 +130,7 @@ class Backend(Protocol):
         agent's licences (values by name, files), for the room to pass on.
         """
 
-    async def open_room(self, relay: Relay, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> AgentRoom:
+    async def open_room(self, relay: RelayRoutes, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> AgentRoom:
         """A room for the unit's agent; `record` is where its relay route's calls go."""
 
     def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
@@ -133,7 +155,7 @@ class RelayRoom:
     run's relay directly.
     """
 
-    def __init__(self, relay: Relay, unit: str, record: Path, route: RouteOptions, starter: Any):
+    def __init__(self, relay: RelayRoutes, unit: str, record: Path, route: RouteOptions, starter: Callable[[AgentLaunch], Awaitable[AgentProcess]]):
         self._relay = relay
         self._unit = unit
         self._starter = starter

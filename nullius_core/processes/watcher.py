@@ -1,6 +1,6 @@
 """The run's watcher: a small process that ends every process of the run once the run is gone, however it went.
 
-`python -m nullius_core.run.watcher RUN_PID TOKEN BEGIN`, started by the
+`python -m nullius_core.processes.watcher RUN_PID TOKEN BEGIN`, started by the
 run (`lifetime.Lifetime.begin_run`) in a session of its own, its stdin a pipe
 whose other end only the run holds. A SIGKILLed run cannot clean up after
 itself; the pipe's end (EOF) is how its death is noticed, and a run that
@@ -35,7 +35,7 @@ from pathlib import Path
 import attrs
 
 from nullius_core.fsutil import append_line
-from nullius_core.run.proctable import MARKER, Table, closure, environ_value, freeze_and_kill, gone, held_group, snapshot
+from nullius_core.processes.proctable import MARKER, Table, closure, environ_value, freeze_and_kill, gone, held_group, snapshot
 
 LOOK = 0.5  # seconds between looks at the run's tree while it lives
 GONE_WAIT = 5.0  # seconds the killed get to be gone before the watcher ends

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-MARKER = "NULLIUS_RUN"  # the variable every launch of a run carries (nullius_core.run.lifetime)
+MARKER = "NULLIUS_RUN"  # the variable every launch of a run carries (nullius_core.processes.lifetime)
 FREEZE_PASSES = 50  # a fork bomb gets this many rounds of being frozen before the kill
 QUIET = 1  # looks that confirm one that found nothing new, before the kill (without: 2 in 500 escapees missed here)
 PAUSE = 0.005  # seconds before each confirming look

@@ -42,8 +42,8 @@ import structlog
 
 from nullius_core.fsutil import append_line, read_json_lines
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.run import proctable
-from nullius_core.run.secrets import without_secrets
+from nullius_core.processes import proctable
+from nullius_core.secret_names import without_secrets
 
 MARKER = proctable.MARKER
 RUNS = Path(".work") / "runs.jsonl"  # in the job: each run of it (pid, watcher, marker), and what a watcher swept
@@ -80,14 +80,14 @@ class Lifetime:
     def begin_run(cls, job_dir: Path) -> Lifetime:
         """A run's lifetime, its watcher started: use it as a context manager around the whole run."""
         if not os.path.exists("/proc/self/stat"):
-            from nullius_core.run.prepare import RunRefused  # here: prepare is heavy, and the runners import this module
+            from nullius_core.contracts.refused import RunRefused  # here: a refusal is rare, the runners import this module
 
             raise RunRefused("a run needs /proc (Linux) to end every process it starts with it; this machine has none")
         life = cls(token=f"{job_token(job_dir)}.{secrets.token_hex(4)}", begin=now_ticks() - 1)
         read, write = os.pipe()  # neither end is inherited by anything else the run starts
         try:
             life.watcher = subprocess.Popen(
-                [sys.executable, "-m", "nullius_core.run.watcher", str(os.getpid()), life.token, str(life.begin)],
+                [sys.executable, "-m", "nullius_core.processes.watcher", str(os.getpid()), life.token, str(life.begin)],
                 stdin=read, stdout=subprocess.DEVNULL, cwd="/", env=without_secrets(os.environ), start_new_session=True,
             )
         except OSError:

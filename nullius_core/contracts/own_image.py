@@ -15,7 +15,6 @@ backend without boxes, the run borrows a registered backend that has them.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 from typing import Any, Protocol
@@ -172,41 +171,3 @@ def read_solve(reply: dict[str, Any]) -> Steps | None:
     steps = _checked(reply["solve"], Steps, "solve", "the oracle's")
     _paths(steps, "solve", "the oracle's")
     return steps
-
-
-class BoxLender:
-    """For a run on a backend without boxes: the first registered backend that has them, started when a control's unit first needs it.
-
-    Controls of an own-image benchmark need docker, not the docker backend
-    (the standard's "Controls" row): their task's image has to run somewhere.
-    """
-
-    def __init__(self, specs: Any, context: Any):
-        self._specs = specs
-        self._context = context
-        self._backend: Any = None
-        self._refused: str | None = None
-        self._lock = asyncio.Lock()
-
-    async def lend(self) -> Any:
-        async with self._lock:
-            if self._backend is None and self._refused is None:
-                spec = next((s for s in self._specs if s.boxes), None)
-                if spec is None:
-                    self._refused = ("this unit's task has its own image: it needs docker, and no installed backend runs own images "
-                                     "(pip install nullius-backend-docker)")
-                else:
-                    try:
-                        backend = spec.factory()
-                        await backend.start(self._context)
-                    except Exception as exc:  # noqa: BLE001 - said once, for every unit that needs it
-                        self._refused = f"this unit's task has its own image, which needs the {spec.name} backend's docker: {exc}"
-                    else:
-                        self._backend = backend
-            if self._refused is not None:
-                raise ValueError(self._refused)
-            return self._backend
-
-    async def close(self) -> None:
-        if self._backend is not None:
-            await self._backend.close()

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from nullius_core.relay.sse import Event
+from nullius_core.contracts.sse import Event
 
 
 @attrs.define

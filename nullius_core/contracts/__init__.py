@@ -1,0 +1,55 @@
+"""The contracts a plugin implements or calls, and the one list of the core's public API.
+
+The modules of this package import only the definitions (`nullius_core.definitions`),
+`nullius_core.paths` and each other, never the engine (`nullius_core.run`) or the
+relay (`nullius_core.relay`): a plugin built on them sits beside the engine, not
+on top of its internals. `PUBLIC_API` below names every module a plugin may
+import; docs/plugins.md ("The public API") shows the same list, and
+tests/test_boundary.py holds every plugin, bundled or not, to it.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class PublicModule:
+    module: str  # a dotted module name; with `whole`, its submodules too
+    holds: str  # what a plugin finds there
+    whole: bool = False
+
+
+PUBLIC_API: tuple[PublicModule, ...] = (
+    PublicModule("nullius_core", "`hookimpl`, the marker for hook implementations"),
+    PublicModule("nullius_core.hookspecs", "what each hook means"),
+    PublicModule("nullius_core.plugins", "the registries and the specs registered in them (`BackendSpec`, `ProviderSpec`, `RunnerSpec`, `ModelApiSpec`, ...)"),
+    PublicModule("nullius_core.ports", "`Port` and `fit`"),
+    PublicModule("nullius_core.definitions", "the models of every definition file", whole=True),
+    PublicModule("nullius_core.contracts.agent", "`AgentProtocol`, `AgentProcess`, `AgentLaunch`, `Conversation`, `AgentOutcome`, `McpServerEntry`: what an agent protocol or a backend's room deals in"),
+    PublicModule("nullius_core.contracts.backend", "`Backend`, `RunContext`, `UnitPlace`, `AgentRoom`, `RelayRoom`, `RouteOptions`, `init_repository`: what a backend implements"),
+    PublicModule("nullius_core.contracts.driver", "`Driver`, `DriverLaunch`, `DriverError`: what a driver runner implements"),
+    PublicModule("nullius_core.contracts.environment", "`UnitEnvironment`: the environment a backend makes a unit's place in"),
+    PublicModule("nullius_core.contracts.licences", "`Handout`, `SecretFile`: the licences a backend passes on to an agent"),
+    PublicModule("nullius_core.contracts.own_image", "`OwnUnit`, `Steps`, `Verify`, `Verified`, `Box`, `NotRun`, `VerifyProblem`: what a backend that runs tasks' own images reads and implements"),
+    PublicModule("nullius_core.contracts.refused", "`RunRefused`: what a backend's `start` raises to refuse a run before its first unit"),
+    PublicModule("nullius_core.contracts.events", "`RunStarted`, `UnitFinished`, `RunFinished`: the observer hooks' payloads"),
+    PublicModule("nullius_core.contracts.model_api", "`ModelApi`, `Facts`, `Usage`, `Sent`, `error_of`: what a model-API adapter implements"),
+    PublicModule("nullius_core.contracts.sse", "`Event`: server-sent events as a model-API adapter reads them"),
+    PublicModule("nullius_core.processes", "`start_process`, `end_process`, `kill_process`, `current`, `CappedLog`, `CappedCopy`: a process of the run (it dies with the run), its stderr kept capped"),
+    PublicModule("nullius_core.links", "`noted`: a link not copied out of a workspace or container, noted as the core notes the workspace's"),
+    PublicModule("nullius_core.paths", "`Paths`: where Nullius keeps installs, images, jobs and the user catalogue"),
+    PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),
+    PublicModule("nullius_core.fsutil", "`append_line`, `read_json_lines`: records written a line at a time, readable after a kill"),
+    PublicModule("nullius_core.jobs.records", "`iso`, `utcnow`: timestamps as the job's records write them"),
+    PublicModule("nullius_core.catalogue.checks", "`check_file`: a definition file's problems, as `nullius check` reports them"),
+    PublicModule("nullius_core.testing", "helpers and fixtures for plugins' tests: the scripted fake model, the kits' players, the backend contract", whole=True),
+)
+
+
+def is_public(module: str) -> bool:
+    """Whether a plugin may import `module` (a dotted name)."""
+    for entry in PUBLIC_API:
+        if module == entry.module or (entry.whole and module.startswith(entry.module + ".")):
+            return True
+    return False

@@ -1,0 +1,12 @@
+"""The run's processes: each started with the run's marker, none outliving the run, its output kept capped.
+
+`lifetime` starts and ends them (and `watcher`, a process of its own, ends
+what is left when the run ends, even SIGKILLed); `proctable` reads the
+machine's process table; `capped` keeps a process's output to its head and
+tail. A plugin imports what it needs from this package.
+"""
+
+from nullius_core.processes.capped import CappedCopy, CappedLog
+from nullius_core.processes.lifetime import current, end_process, kill_process, start_process
+
+__all__ = ["CappedCopy", "CappedLog", "current", "end_process", "kill_process", "start_process"]
