@@ -119,7 +119,7 @@ def test_a_backend_lacking_a_method_the_engine_calls_is_refused_before_any_unit(
 def test_every_failure_kind_the_code_names_is_in_the_table():
     """The table is the one place: a kind raised anywhere in the core or the bundled plugins has its row."""
     patterns = [r'TrialError\(\s*"(\w+)"', r'CapabilityFailed\(\s*"(\w+)"', r'failure(?:, outcome\.message)? = "(\w+)"',
-                r'(?<![\w.])_info\(\s*"(\w+)"', r'EnvironmentProblem\([^\n]*"(\w+Error)"', r'OP_EXCEPTION = (\{[^}]*\})',
+                r'(?<![\w.])error_info\(\s*"(\w+)"', r'EnvironmentProblem\([^\n]*"(\w+Error)"', r'OP_EXCEPTION = (\{[^}]*\})',
                 r'kind = "(\w+Error)"', r'else "(\w+Error)"']
     named: set[str] = set()
     for path in [*(ROOT / "nullius_core").rglob("*.py"), *(ROOT / "nullius_plugins").rglob("*.py")]:

@@ -15,11 +15,11 @@ from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.cli.base import Refused, refusals, session_for
 from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
+from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.layout import JobDir
 from nullius_core.relay import upstreams
 from nullius_core.run import data
 from nullius_core.run.engine import Engine
-from nullius_core.run.plan import shard_from_config
 from nullius_core.run.prepare import RunRefused
 from nullius_core.run.shard import Shard
 from nullius_core.run.spec import RunSpec
@@ -60,7 +60,7 @@ def _jobs_dir(given: Path | None, default: Path) -> Path:
     return path
 
 
-def _job(folder: Path, option: str) -> dict[str, Any]:
+def _job(folder: Path, option: str) -> JobStandard:
     """The `standard` part of the config of the job in `folder`, refused when it is not a job's."""
     if not folder.is_dir():
         raise Refused(f"{option}: {folder} is not a job (no such folder)")
@@ -71,10 +71,12 @@ def _job(folder: Path, option: str) -> dict[str, Any]:
         config = job.read_config()
     except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise Refused(f"{option}: {folder} is not a job (its config.json is not a job's: {exc})") from None
-    standard = config.get("standard") if isinstance(config, dict) else None
-    if not isinstance(standard, dict):
+    if not isinstance(config, dict) or not isinstance(config.get("standard"), dict):
         raise Refused(f"{option}: {folder} is not a job (its config.json has no standard object)")
-    return standard
+    try:
+        return read_job_standard(config, job.config_file)
+    except JobRecordError as exc:
+        raise Refused(f"{option}: {folder} is not a job ({exc})") from None
 
 
 def _shard(text: str | None) -> Shard | None:
@@ -177,46 +179,46 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
     job = JobDir(job_dir)
     std = _job(job_dir, f"--resume {job_dir}")
     differs = []
-    if benchmark is not None and benchmark != std["benchmark_ref"]:
-        differs.append(f"benchmark {benchmark} (the job's: {std['benchmark_ref']})")
-    if participant is not None and participant != std["participant"]:
-        differs.append(f"participant {participant} (the job's: {std['participant']})")
+    if benchmark is not None and benchmark != std.benchmark_ref:
+        differs.append(f"benchmark {benchmark} (the job's: {std.benchmark_ref})")
+    if participant is not None and participant != std.participant:
+        differs.append(f"participant {participant} (the job's: {std.participant})")
     for option, key in _RESUMED.items():
         if ctx.get_parameter_source(option) != click.core.ParameterSource.COMMANDLINE:
             continue
         given = ctx.params[option]
-        have = std["backend"]["name"] if option == "backend" else std.get(key)
+        have = std.backend_name if key is None else getattr(std, key)
         if given != have:
             flag = "-j" if option == "concurrency" else f"--{option.replace('_', '-')}"
             differs.append(f"{flag} {given} (the job's: {have})")
-    shard = shard_from_config({"standard": std})
+    shard = Shard(std.shard.index, std.shard.of) if std.shard is not None else None
     if ctx.get_parameter_source("shard_text") == click.core.ParameterSource.COMMANDLINE and str(ctx.params["shard_text"]) != str(shard):
         differs.append(f"--shard {ctx.params['shard_text']} (the job's: {shard})")
     if ctx.get_parameter_source("bench_options") == click.core.ParameterSource.COMMANDLINE:
         given_options = _pairs(ctx.params["bench_options"], "--bench-option")
-        if any(std["options"].get(k) != v for k, v in given_options.items()):
-            differs.append(f"--bench-option {given_options} (the job's: {std['options']})")
+        if any((std.options or {}).get(k) != v for k, v in given_options.items()):
+            differs.append(f"--bench-option {given_options} (the job's: {std.options})")
     if differs:
         raise Refused("resuming with other settings than the job's is refused: " + "; ".join(differs))
     return RunSpec(
-        benchmark=std["benchmark_ref"],
-        participant=std["participant"],
+        benchmark=std.benchmark_ref,
+        participant=std.participant,
         jobs_dir=job.path.parent,
-        dataset=std["dataset"],
-        limit=std["limit"],
-        concurrency=std["concurrency"],
-        repeat=std["repeat"],
+        dataset=std.dataset,
+        limit=std.limit,
+        concurrency=std.concurrency,
+        repeat=std.repeat,
         shard=shard,
-        bench_options=dict(std["options"]),
+        bench_options=dict(std.options or {}),
         job_name=job.name,
-        backend=std["backend"]["name"],
-        model=std["model"],
-        unsandboxed=std["unsandboxed"],
-        launch=std["launch"],
-        purpose=std.get("purpose"),
-        agent_options=dict((std.get("agent") or {}).get("options") or {}),
-        provider=(std.get("agent") or {}).get("provider"),
-        base_url=(std.get("agent") or {}).get("base_url"),
+        backend=std.backend_name,
+        model=std.model,
+        unsandboxed=std.unsandboxed,
+        launch=std.launch,
+        purpose=std.purpose,
+        agent_options=dict(std.agent.options) if std.agent is not None else {},
+        provider=std.agent.provider if std.agent is not None else None,
+        base_url=std.agent.base_url if std.agent is not None else None,
         max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
     )
 

@@ -18,9 +18,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, read_trial_own, written
 
 # config key -> how a refusal names it
 SAME = {
@@ -36,26 +39,33 @@ class MergeRefused(Exception):
     pass
 
 
-def _shard_of(std: dict[str, Any]) -> int | None:
-    return (std.get("shard") or {}).get("of")
+def _shard_of(std: JobStandard) -> int | None:
+    return std.shard.of if std.shard is not None else None
+
+
+def _standards(jobs: list[JobDir]) -> list[JobStandard]:
+    try:
+        return [read_job_standard(j.read_config(), j.config_file) for j in jobs]
+    except JobRecordError as exc:
+        raise MergeRefused(f"refused: {exc}") from None
 
 
 def check(jobs: list[JobDir], force: bool) -> list[str]:
     """Every reason to refuse; raises at once for what --force cannot allow."""
-    configs = [j.read_config()["standard"] for j in jobs]
+    configs = _standards(jobs)
     problems: list[str] = []
     first = configs[0]
     for job, std in zip(jobs[1:], configs[1:], strict=True):
         for key, label in SAME.items():
-            if std.get(key) != first.get(key):
-                problems.append(f"{job.name}: another {label} ({std.get(key)!r}, not {first.get(key)!r})")
-        if std["backend"]["name"] != first["backend"]["name"]:
-            problems.append(f"{job.name}: another backend ({std['backend']['name']!r}, not {first['backend']['name']!r})")
+            if getattr(std, key) != getattr(first, key):
+                problems.append(f"{job.name}: another {label} ({getattr(std, key)!r}, not {getattr(first, key)!r})")
+        if std.backend_name != first.backend_name:
+            problems.append(f"{job.name}: another backend ({std.backend_name!r}, not {first.backend_name!r})")
         if _shard_of(std) != _shard_of(first):
             problems.append(f"{job.name}: another N ({_shard_of(std)}, not {_shard_of(first)})")
     for job, std in zip(jobs, configs, strict=True):
-        if std.get("merged_despite"):
-            problems.append(f"{job.name}: it was itself merged despite differences ({'; '.join(std['merged_despite'])})")
+        if std.merged_despite:
+            problems.append(f"{job.name}: it was itself merged despite differences ({'; '.join(std.merged_despite)})")
     seen: dict[str, str] = {}
     for job, std in zip(jobs, configs, strict=True):
         for trial in job.trials():
@@ -66,12 +76,16 @@ def check(jobs: list[JobDir], force: bool) -> list[str]:
             if unit_attempt in seen:
                 raise MergeRefused(f"refused: two trials of one unit: {unit_attempt} is in {seen[unit_attempt]} and in {job.name}")
             seen[unit_attempt] = job.name
-            own = result.get("standard") or {}
-            for key, want in (("job", job.name), ("benchmark", std["benchmark_ref"]), ("dataset", std["dataset"])):
-                if own.get(key) != want:
-                    problems.append(f"{job.name}/{trial.name}: its record names {key} {own.get(key)!r}, not {want!r}")
+            try:
+                own = read_trial_own(result, trial.path / "result.json")
+            except JobRecordError as exc:
+                raise MergeRefused(f"refused: {exc}") from None
+            for key, want in (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset)):
+                have = getattr(own, key) if own is not None else None
+                if have != want:
+                    problems.append(f"{job.name}/{trial.name}: its record names {key} {have!r}, not {want!r}")
             name = (result.get("agent_info") or {}).get("name")
-            if name != (std["control"] or "agent"):
+            if name != (std.control or "agent"):
                 problems.append(f"{job.name}/{trial.name}: its record names participant {name!r}")
     if problems and not force:
         raise MergeRefused("refused (--force merges anyway):\n  " + "\n  ".join(problems))
@@ -87,33 +101,28 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
         raise MergeRefused(f"refused: {out} exists already")
     despite = check(jobs, force)
     configs = [j.read_config() for j in jobs]
+    stds = _standards(jobs)
+    options = [s.options for s in stds]
+    std = attrs.evolve(
+        stds[0],
+        job_id=str(uuid.uuid4()),
+        created_at=iso(utcnow()),
+        merged_from=[
+            MergedShard(job=job.name, path=str(job.path.resolve()), job_id=s.job_id, shard=s.shard, options=s.options,
+                        launch=s.launch, limit=s.limit, trials=len(s.planned_trials))
+            for job, s in zip(jobs, stds, strict=True)
+        ],
+        merged_despite=despite or None,
+        shard=None,
+        limit=None,  # each shard's own is in merged_from
+        options=options[0] if all(o == options[0] for o in options) else None,
+        planned_trials=[t for s in stds for t in s.planned_trials],
+    )
     merged = copy.deepcopy(configs[0])
-    std = merged["standard"]
-    std["job_id"] = str(uuid.uuid4())
-    std["created_at"] = iso(utcnow())
-    std["merged_from"] = [
-        {
-            "job": job.name,
-            "path": str(job.path.resolve()),
-            "job_id": cfg["standard"]["job_id"],
-            "shard": cfg["standard"].get("shard"),
-            "options": cfg["standard"].get("options"),
-            "launch": cfg["standard"].get("launch"),
-            "limit": cfg["standard"].get("limit"),
-            "trials": len(cfg["standard"].get("planned_trials", [])),
-        }
-        for job, cfg in zip(jobs, configs, strict=True)
-    ]
-    if despite:
-        std["merged_despite"] = despite
-    std["shard"] = None
-    std["limit"] = None  # each shard's own is in merged_from
-    options = [cfg["standard"].get("options") for cfg in configs]
-    std["options"] = options[0] if all(o == options[0] for o in options) else None
+    merged["standard"] = written(std)
     merged["datasets"] = [
         {**merged["datasets"][0], "task_names": sorted({t for cfg in configs for t in cfg["datasets"][0].get("task_names", [])})}
     ]
-    std["planned_trials"] = [t for cfg in configs for t in cfg["standard"].get("planned_trials", [])]
     merged["job_name"] = out.name
     merged["jobs_dir"] = str(out.parent)
     target = JobDir(out)
@@ -126,16 +135,17 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
             if result is not None:
                 results.append(result)
     target.write_config(merged)
-    summary = stats.summary(results, len(std["planned_trials"]), std["kind"])
-    summary["state"] = "finished" if len(results) == len(std["planned_trials"]) else "incomplete"
+    planned = len(std.planned_trials)
+    summary = stats.summary(results, planned, std.kind)
+    summary["state"] = "finished" if len(results) == planned else "incomplete"
     summary["cost"] = costs.job_cost(results)  # the shards' trials' costs, summed as a run's are
     result = {
-        "id": std["job_id"],
-        "started_at": min(c["standard"]["created_at"] for c in configs),
+        "id": std.job_id,
+        "started_at": min(s.created_at for s in stds),
         "updated_at": iso(utcnow()),
         "finished_at": iso(utcnow()),
-        "n_total_trials": len(std["planned_trials"]),
-        "stats": stats.job_stats(results, len(std["planned_trials"]), kind=std["kind"]),
+        "n_total_trials": planned,
+        "stats": stats.job_stats(results, planned, kind=std.kind),
         "standard": summary,
     }
     target.write_result(result)

@@ -14,6 +14,8 @@ from typing import Any
 import attrs
 import cattrs
 
+from nullius_core.jobs.standard import TrialOwn, TrialStandard
+
 ATIF_VERSION = "ATIF-v1.8"
 
 
@@ -87,7 +89,7 @@ class TrialConfig:
     agent: dict[str, Any]
     environment: dict[str, Any]
     job_id: str
-    standard: dict[str, Any]
+    standard: TrialStandard
 
 
 @attrs.frozen(kw_only=True)
@@ -110,7 +112,7 @@ class TrialResult:
     agent_setup: Timing | None = None
     agent_execution: Timing | None = None
     verifier: Timing | None = None
-    standard: dict[str, Any] = attrs.field(factory=dict)
+    standard: TrialOwn
 
 
 @attrs.frozen(kw_only=True)

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from nullius_core.failures import kind_of
+from nullius_core.jobs.standard import read_trial_own, standard_of
 from nullius_core.jobs.layout import JobDir
 
 
@@ -72,12 +73,12 @@ def report(folder: Path) -> Report:
     job = JobDir(folder)
     if not job.config_file.is_file():
         raise ValueError(f"{folder} is not a job (no config.json)")
-    std = job.read_config().get("standard") or {}
+    std = standard_of(job)  # a config.json that is not a job's: JobRecordError (a ValueError) names its field
     result = json.loads(job.result_file.read_text(encoding="utf-8")) if job.result_file.is_file() else {}
     summary = result.get("standard") or {}
     stats = result.get("stats") or {}
     trials = trial_results(job)
-    planned = len(std.get("planned_trials") or []) or int(result.get("n_total_trials") or 0)
+    planned = len(std.planned_trials) or int(result.get("n_total_trials") or 0)
     outcomes = {k: int(summary.get(k) or 0) for k in ("passed", "failed", "scored", "errored") if k in summary}
     outcomes["left out"] = int(summary.get("left_out") or 0)
     outcomes["not run"] = max(planned - len(trials), 0)
@@ -87,10 +88,10 @@ def report(folder: Path) -> Report:
     ci = summary.get("mean_ci95")
     return Report(
         job=folder,
-        benchmark=str(std.get("benchmark_ref") or std.get("benchmark") or "?"),
-        participant=str(std.get("participant") or "?"),
-        model=std.get("model"),
-        kind=str(std.get("kind") or "pass"),
+        benchmark=std.benchmark_ref,
+        participant=std.participant,
+        model=std.model,
+        kind=std.kind,
         state=str(summary.get("state") or "unknown"),
         reason=summary.get("reason"),
         planned=planned,
@@ -115,10 +116,10 @@ def pick_trial(folder: Path, name: str | None) -> Path | None:
     results = [(t, t.read_result() if (t.path / "result.json").is_file() else None) for t in trials]
     for wanted in ("errored", "failed"):
         for trial, result in results:
-            own = (result or {}).get("standard") or {}
             if wanted == "errored" and result is not None and result.get("exception_info") is not None:
                 return trial.path
-            if wanted == "failed" and own.get("outcome") == "failed":
+            own = read_trial_own(result, trial.path / "result.json")
+            if wanted == "failed" and own is not None and own.outcome == "failed":
                 return trial.path
     return trials[0].path if trials else None
 

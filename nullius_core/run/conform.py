@@ -22,6 +22,7 @@ from nullius_core.catalogue.catalogue import split_ref
 from nullius_core.catalogue.proofs import write_record
 from nullius_core.definitions import read_json, write_json
 from nullius_core.failures import kind_of, outside_the_agent
+from nullius_core.jobs.standard import read_trial_own, standard_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.ports.model import Port
 from nullius_core.run.engine import Engine
@@ -145,9 +146,8 @@ def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: s
     """Each check holds when a majority of its attempts passed."""
     passes: dict[str, list[bool]] = defaultdict(list)
     for trial in job.trials():
-        result = trial.read_result() or {}
-        own = result.get("standard") or {}
-        passes[own.get("unit", trial.name)].append(own.get("passed") is True)
+        own = read_trial_own(trial.read_result(), trial.path / "result.json")
+        passes[own.unit if own is not None else trial.name].append(own is not None and own.passed is True)
     held = {check: sum(p) * 2 > len(p) for check, p in passes.items()}
     basic = port.basic
     basic_held = sum(1 for c in basic if held.get(c))
@@ -155,7 +155,7 @@ def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: s
         name: {"passed": f"{sum(passes.get(name, []))}/{len(passes.get(name, [])) or request.repeat}", "ok": bool(held.get(name))}
         for name in port.skills
     }
-    config = job.read_config()["standard"]
+    config = standard_of(job)
     record: dict[str, Any] = {
         "passed": f"{basic_held}/{len(basic)}",
         "date": date.today().isoformat(),
@@ -163,7 +163,7 @@ def _judge(port: Port, job: JobDir, request: ConformRequest, upstream_version: s
         "model": request.model,
         "kit_version": port.kit_version or 1,
         "job": job.name,
-        "backend": config["backend"]["name"],
+        "backend": config.backend_name,
         "version": upstream_version,
     }
     if skills:

@@ -24,6 +24,7 @@ from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.failures import final_state
 from nullius_core.jobs import costs, stats
 from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out, remove_run
@@ -34,7 +35,7 @@ from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
 from nullius_core.run import budget
 from nullius_core.run.environments import BoxLender
-from nullius_core.run.job_config import job_config, trial_standard
+from nullius_core.run.job_config import job_config
 from nullius_core.run.participant import start_served
 from nullius_core.run.plan import resumed_work, unit_problem
 from nullius_core.run.prepare import Prepared, RunRefused, prepare
@@ -42,7 +43,8 @@ from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
 from nullius_core.run.shard import plan
 from nullius_core.run.spec import RunSpec
-from nullius_core.run.unit import RunFacts, TrialCancelled, TrialOutcome, Work, run_trial, trial_name
+from nullius_core.run.trial_result import TrialOutcome
+from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial, trial_name
 from nullius_core.session import Session
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
@@ -148,28 +150,28 @@ class Engine:
             if not resuming:
                 job.path.mkdir(parents=True, exist_ok=True)
                 job.write_config(config)
+            std = self._standard_of(job, config)
             lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
             self.progress.attach(job.path / "progress.jsonl")
             todo = self._todo(job, work, retry_errors) if resuming else work
-            job_id = config["standard"]["job_id"]
             facts = RunFacts(
                 job=job,
-                job_id=job_id,
+                job_id=std.job_id,
                 prepared=prepared,
                 control=self.spec.control,
                 model=self.spec.model,
-                standard=trial_standard(config["standard"]),
+                standard=std,
                 relay=relay,
                 secrets_dir=self.session.paths.secrets_dir,
                 boxes=self._boxes,
                 meter=self._meter,
             )
             self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
-            self._write_result(job, config, len(work), started, final=False, running=0)
+            self._write_result(job, std, len(work), started, final=False, running=0)
             self.session.hooks.run_started(event=self._started_event(job, config, prepared, work))
             self._units_task = task  # --max-cost cancels it while units run, and never the clean-up after
             try:
-                await self._run_all(facts, todo, backend, len(work), config, started)
+                await self._run_all(facts, todo, backend, len(work), started)
             finally:
                 self._units_task = None
             if self._watch is not None and self._watch.stop is not None:
@@ -190,11 +192,12 @@ class Engine:
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
         config = job.read_config()
-        total = len(self._plan_from_config(config))
+        std = self._standard_of(job, config)
+        total = len(std.planned_trials)
         stopped = None
         if state == "stopped":
             stopped = self._watch.stop if self._watch is not None and self._watch.stop else self._meter.stopped if self._meter else None
-        result = self._write_result(job, config, total, started, final=True, running=0, state=state, reason=stopped)
+        result = self._write_result(job, std, total, started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
         state = summary["state"]
         self.progress.stage("done", state=state, reason=summary.get("reason"), job=str(job.path), **done_fields(summary))
@@ -243,8 +246,12 @@ class Engine:
             for a in range(1, self.spec.repeat + 1)
         ]
 
-    def _plan_from_config(self, config: dict[str, Any]) -> list[str]:
-        return list(config["standard"]["planned_trials"])
+    @staticmethod
+    def _standard_of(job: JobDir, config: dict[str, Any]) -> JobStandard:
+        try:
+            return read_job_standard(config, job.config_file)
+        except JobRecordError as exc:  # a resumed job's config.json that is not one
+            raise RunRefused(f"{exc}: not a job's config.json") from None
 
     def _todo(self, job: JobDir, work: list[Work], retry_errors: bool) -> list[Work]:
         """On resume: the trials without a standing result (those that stand are this run's results already)."""
@@ -259,7 +266,7 @@ class Engine:
         self._drivers.append(driver)
         return driver
 
-    async def _run_all(self, facts: RunFacts, todo: list[Work], backend: Backend, total: int, config: dict[str, Any], started: datetime) -> None:
+    async def _run_all(self, facts: RunFacts, todo: list[Work], backend: Backend, total: int, started: datetime) -> None:
         queue: asyncio.Queue[Work] = asyncio.Queue()
         for item in todo:
             queue.put_nowait(item)
@@ -287,11 +294,11 @@ class Engine:
                 except TrialCancelled as cancelled:
                     running -= 1
                     done += 1
-                    self._finished(facts, item, cancelled.outcome, done, total, config, started, running)
+                    self._finished(facts, item, cancelled.outcome, done, total, started, running)
                     raise asyncio.CancelledError from None
                 running -= 1
                 done += 1
-                self._finished(facts, item, outcome, done, total, config, started, running)
+                self._finished(facts, item, outcome, done, total, started, running)
 
         workers = [asyncio.create_task(worker()) for _ in range(max(1, min(self.spec.concurrency, len(todo))))]
         try:
@@ -311,7 +318,7 @@ class Engine:
                 if result is not None:
                     self.results[trial.name] = result
 
-    def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, config: dict[str, Any], started: datetime, running: int) -> None:
+    def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, started: datetime, running: int) -> None:
         self.results[item.trial_name] = outcome.result
         if self._watch is not None:
             was = self._watch.stop
@@ -333,7 +340,7 @@ class Engine:
         )
         now = time.monotonic()
         if now - self._last_result >= RESULT_EVERY:
-            self._write_result(facts.job, config, total, started, final=False, running=running)
+            self._write_result(facts.job, facts.standard, total, started, final=False, running=running)
         self.session.hooks.unit_finished(
             event=UnitFinished(
                 job_name=facts.job.name,
@@ -357,10 +364,10 @@ class Engine:
 
     # --- records -------------------------------------------------------------
 
-    def _write_result(self, job: JobDir, config: dict[str, Any], total: int, started: datetime, final: bool, running: int, state: str = "running",
+    def _write_result(self, job: JobDir, std: JobStandard, total: int, started: datetime, final: bool, running: int, state: str = "running",
                       reason: str | None = None) -> dict[str, Any]:
         trials = list(self.results.values())
-        kind = config["standard"]["kind"]
+        kind = std.kind
         summary = stats.summary(trials, total, kind)
         summary["state"], why = final_state(summary, state, reason) if final else ("running", None)
         if why:
@@ -369,8 +376,8 @@ class Engine:
         if self._meter is not None and summary["cost"] is not None:
             summary["cost"].update(max_cost_usd=self._meter.limit, stopped=self._meter.stopped)
         result = {
-            "id": config["standard"]["job_id"],
-            "started_at": config["standard"]["created_at"],
+            "id": std.job_id,
+            "started_at": std.created_at,
             "updated_at": iso(utcnow()),
             "finished_at": iso(utcnow()) if final else None,
             "n_total_trials": total,

@@ -8,7 +8,6 @@ from typing import Any
 
 from nullius_core.failures import stands_on_resume
 from nullius_core.jobs.layout import JobDir
-from nullius_core.run.shard import Shard
 from nullius_core.run.unit import Work
 
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -49,8 +48,3 @@ def unit_problem(units: Any, pinned: int) -> str | None:
     if len(units) != pinned:
         return f"{len(units)} units, but the dataset pins {pinned}"
     return None
-
-
-def shard_from_config(config: dict[str, Any]) -> Shard | None:
-    shard = config["standard"].get("shard")
-    return Shard(shard["index"], shard["of"]) if shard else None

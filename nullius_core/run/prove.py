@@ -30,6 +30,7 @@ from nullius_core.catalogue.proofs import apply_check, not_looked_for, write_rec
 from nullius_core.contracts.backend import init_repository
 from nullius_core.contracts.driver import OP_SECONDS, DriverError
 from nullius_core.definitions import Control, read_json, write_json
+from nullius_core.jobs.standard import JobRecordError, read_trial_own, standard_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run.engine import Engine
 from nullius_core.run.plan import unit_problem
@@ -192,24 +193,28 @@ async def _leak(driver: Any, prepared: Prepared, units: list[str], scratch: Path
 
 
 def _control_check(control: str, declared: Control | None, job: JobDir, prepared: Prepared, dataset: str, request: ProveRequest) -> Check:
-    config = job.read_config()["standard"]
+    config = standard_of(job)
     kind = prepared.bench.standard.kind
     expect = declared.expect if declared and declared.expect else None
     bound = {"at_most": 0.0} if control == "nop" else {"at_least": 1.0}
     if expect is not None:
         bound = {k: v for k, v in attrs.asdict(expect).items() if v is not None}
     problems = []
-    if config.get("benchmark_ref") != prepared.bench.ref or config.get("control") != control or config.get("dataset") != dataset:
-        problems.append(f"the job is of {config.get('benchmark_ref')} {config.get('control')} on {config.get('dataset')}")
+    if (config.benchmark_ref, config.control, config.dataset) != (prepared.bench.ref, control, dataset):
+        problems.append(f"the job is of {config.benchmark_ref} {config.control} on {config.dataset}")
     n = passed = errors = 0
     total = 0.0
     for trial in job.trials():
         result = trial.read_result()
-        own = (result or {}).get("standard") or {}
         if result is None or (result.get("verifier_result") is None and result.get("exception_info") is None):
             problems.append(f"{trial.name} has neither a score nor an error")
             continue
-        if own.get("control") != control or own.get("benchmark") != prepared.bench.ref or own.get("dataset") != dataset:
+        try:
+            own = read_trial_own(result, trial.path / "result.json")
+        except JobRecordError as exc:
+            problems.append(str(exc))
+            continue
+        if own is None or (own.control, own.benchmark, own.dataset) != (control, prepared.bench.ref, dataset):
             problems.append(f"{trial.name}'s record is not of this control, benchmark and dataset")
         n += 1
         if result.get("exception_info") is not None:
@@ -220,7 +225,7 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
             problems.append(f"{trial.name}'s record has no reward and no error")  # a job's record, not a proof
             continue
         total += reward
-        passed += 1 if own.get("passed") else 0
+        passed += 1 if own.passed else 0
     value = (passed / n if kind == "pass" else total / n) if n else 0.0
     within = value <= bound["at_most"] if "at_most" in bound else value >= bound["at_least"]
     ok = n > 0 and errors == 0 and within and not problems
@@ -232,7 +237,7 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         "job": job.name,
         "source": declared.source if declared else "nullius",
     }
-    limit = config.get("limit") if control in request.jobs else request.limit
+    limit = config.limit if control in request.jobs else request.limit
     if limit is not None:
         record["limit"] = limit
     if errors:

@@ -7,11 +7,8 @@ the trial's recorded error, named by the op, and the run goes on.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import traceback
-import uuid
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,26 +17,20 @@ import attrs
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
-from nullius_core.failures import kind_of
-from nullius_core.fsutil import read_json_lines
-from nullius_core.jobs.harbor import Phases, environment_of, verifier_text
+from nullius_core.jobs.harbor import Phases, environment_of
 from nullius_core.jobs.layout import JobDir, TrialDir
+from nullius_core.jobs.standard import JobStandard, TrialStandard
 from nullius_core.jobs.records import (
-    ExceptionInfo,
-    Timing,
     TrialConfig,
-    TrialResult,
-    VerifierResult,
     dump,
-    iso,
     utcnow,
 )
 from nullius_core.links import take_out
 from nullius_core.run import environments
-from nullius_core.run.agent_unit import AgentRun, TurnError, converse
+from nullius_core.run.agent_unit import TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.prepare import Prepared
-from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
+from nullius_core.run.trial_result import Ran, TrialOutcome, error_info, write_trial
 
 if TYPE_CHECKING:
     from nullius_core.relay.meter import CostMeter
@@ -83,7 +74,7 @@ class RunFacts:
     prepared: Prepared
     control: str | None
     model: str | None
-    standard: dict[str, Any]
+    standard: JobStandard  # the job's config.json standard
     relay: Relay | None = None  # the run's, for an agent run
     secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
     boxes: BoxLender | None = None  # when the run's backend has no boxes of its own
@@ -93,16 +84,6 @@ class RunFacts:
     def participant(self) -> str:
         agent = self.prepared.agent
         return self.control or (agent.resolved.key if agent else "agent")
-
-
-@attrs.frozen(kw_only=True)
-class TrialOutcome:
-    result: dict[str, Any]
-    outcome: str
-    reward: float | None
-    passed: bool | None
-    exception_type: str | None
-    seconds: float
 
 
 def trial_name(unit: str, attempt: int, repeat: int) -> str:
@@ -132,113 +113,125 @@ def trial_config(facts: RunFacts, work: Work) -> TrialConfig:
         agent={"name": facts.participant, "model_name": facts.model},
         environment=environment_of(prepared.backend.name),
         job_id=facts.job_id,
-        standard={**facts.standard, "unit": work.unit, "position": work.position, "attempt": work.attempt},
+        standard=TrialStandard.of(facts.standard, work.unit, work.position, work.attempt),
     )
 
 
 async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backend) -> TrialOutcome:
-    prepared = facts.prepared
     trial = facts.job.trial(work.trial_name)
     trial.make()
     config = trial_config(facts, work)
     trial.write_json("config.json", dump(config))
     driver.log_to(trial.log)
     started = utcnow()
-    phases = Phases(started)
-    exception: ExceptionInfo | None = None
-    prompt: str | None = None
-    answer: str | None = None
-    score: dict[str, Any] | None = None
-    agent_run: AgentRun | None = None
-    cap_run: CapabilityRun | None = None
-    transcript: list[dict[str, str]] | None = None
-    cancelled = False
     # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
-    base = {"unit": work.unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
-    agent_failure: ExceptionInfo | None = None
-    handout = None
-    place = None
+    ran = Ran(started=started, phases=Phases(started),
+              base={"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": str(trial.verifier.resolve())})
+    cancelled = False
     try:
-        place = await backend.prepare_unit(trial.workspace, trial.home)
-        if place.sandbox is not None:  # the backend's throwaway container for what the agent left
-            base = {**base, "sandbox": place.sandbox}
-        setup = await _call(driver, "setup", {**base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
-        capability_bench = prepared.bench.standard.family == "capability"
-        prompt = setup.get("question") if capability_bench else setup.get("prompt")
-        if not isinstance(prompt, str):
-            wanted = "a question (and sessions)" if capability_bench else "a prompt string"
-            raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
-        await asyncio.to_thread(commit_setup, place.workspace)
-        try:
-            place, handout = await environments.enter(facts, backend, place, setup, trial.name)
-        except environments.EnvironmentProblem as exc:
-            place = attrs.evolve(place, environment=exc.environment)
-            raise TrialError(exc.kind, str(exc)) from None
-        if place.sandbox is not None:  # in the unit's own image, now that its environment is known
-            base = {**base, "sandbox": place.sandbox}
-        phases.begin("agent_execution")
-        if prepared.agent is not None and prepared.agent.resolved.family == "capability":
-            cap_run = await _capability(facts, work, trial, driver, setup, base, backend)
-            answer = cap_run.answer
-            transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
-        elif prepared.agent is not None:
-            try:
-                agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, base, handout)
-            except NotRun as exc:
-                raise TrialError("EnvironmentSetupError", str(exc)) from None
-            except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
-                raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
-            except TurnError as exc:
-                raise TrialError("DriverTurnError", str(exc)) from None
-            phases.split("agent_setup", "agent_execution", agent_run.outcome.prompted_at)
-            answer = agent_run.outcome.answer
-            transcript = agent_run.outcome.transcript
-            if agent_run.failure is not None:
-                agent_failure = _info(agent_run.failure, agent_run.message or agent_run.failure, "")
-                if not agent_run.scored:
-                    raise TrialError(agent_run.failure, agent_run.message or agent_run.failure)
-        elif facts.control == "oracle":
-            reply = await _call(driver, "oracle", {**base, "dir": str(place.workspace)}, OP_SECONDS["oracle"])
-            answer = reply.get("answer")
-            if not isinstance(answer, str):
-                raise TrialError("OracleError", "oracle replied without an answer string")
-            await _solve(reply, place, trial)
-        else:
-            answer = ""
-        phases.begin("verifier")
-        transcript = transcript or [{"role": "user", "text": prompt}, {"role": "agent", "text": answer}]
-        if prepared.agent is not None:  # what the agent left is read by the driver here: no link leads it out
-            await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
-        verified = await _verify(place, trial)
-        score = await _call(
-            driver,
-            "score",
-            {**base, "dir": str(place.workspace), "answer": answer, "transcript": transcript, **verified},
-            prepared.score_seconds,
-        )
-        check_score(score, prepared.bench.standard.kind)
-        phases.end()
+        setup = await _set_up(facts, ran, trial, driver, backend)
+        ran.phases.begin("agent_execution")
+        await _answer(facts, work, ran, trial, driver, backend, setup)
+        ran.phases.begin("verifier")
+        await _score(facts, ran, trial, driver)
+        ran.phases.end()
     except TrialError as exc:
-        exception = _info(exc.kind, str(exc), "".join(traceback.format_exception_only(exc)))
+        ran.exception = error_info(exc.kind, str(exc), "".join(traceback.format_exception_only(exc)))
     except asyncio.CancelledError:
         cancelled = True
         stopped = getattr(facts.meter, "stopped", None)
-        exception = _info("CancelledError", f"the run was stopped while this trial ran: {stopped}" if stopped else "the run was cancelled while this trial ran", "")
+        ran.exception = error_info("CancelledError", f"the run was stopped while this trial ran: {stopped}" if stopped
+                                   else "the run was cancelled while this trial ran", "")
     except Exception as exc:  # noqa: BLE001 - a bug of ours is this trial's error, the run goes on
-        exception = _info("CauseUnknownError", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        ran.exception = error_info("CauseUnknownError", f"{type(exc).__name__}: {exc}", traceback.format_exc())
     finally:
         driver.log_to(None)
-        if handout is not None:
-            handout.remove()  # the licence files end with the part that had them
-        if place is not None and place.box is not None:
-            await asyncio.shield(place.box.close())
+        if ran.handout is not None:
+            ran.handout.remove()  # the licence files end with the part that had them
+        if ran.place is not None and ran.place.box is not None:
+            await asyncio.shield(ran.place.box.close())
     finished = utcnow()
-    phases.end(finished)  # the phase a failure cut short ends where the trial did
-    exception = exception or agent_failure  # a timed-out agent is still scored, and its timeout recorded
-    outcome = _write(facts, work, trial, config, started, finished, phases.timings, exception, prompt, answer, score, agent_run, cap_run, place)
+    ran.phases.end(finished)  # the phase a failure cut short ends where the trial did
+    ran.exception = ran.exception or ran.agent_failure  # a timed-out agent is still scored, and its timeout recorded
+    outcome = write_trial(facts, work, trial, config, ran, finished)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
+
+
+async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, backend: Backend) -> dict[str, Any]:
+    """The unit's place, the driver's `setup` (committed), the unit's environment: the setup reply."""
+    prepared = facts.prepared
+    place = ran.place = await backend.prepare_unit(trial.workspace, trial.home)
+    if place.sandbox is not None:  # the backend's throwaway container for what the agent left
+        ran.base = {**ran.base, "sandbox": place.sandbox}
+    setup = await _call(driver, "setup", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
+    capability_bench = prepared.bench.standard.family == "capability"
+    prompt = setup.get("question") if capability_bench else setup.get("prompt")
+    if not isinstance(prompt, str):
+        wanted = "a question (and sessions)" if capability_bench else "a prompt string"
+        raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
+    ran.prompt = prompt
+    await asyncio.to_thread(commit_setup, place.workspace)
+    try:
+        ran.place, ran.handout = await environments.enter(facts, backend, place, setup, trial.name)
+    except environments.EnvironmentProblem as exc:
+        ran.place = attrs.evolve(place, environment=exc.environment)
+        raise TrialError(exc.kind, str(exc)) from None
+    if ran.place.sandbox is not None:  # in the unit's own image, now that its environment is known
+        ran.base = {**ran.base, "sandbox": ran.place.sandbox}
+    return setup
+
+
+async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver: Driver, backend: Backend, setup: dict[str, Any]) -> None:
+    """The participant's answer: a capability's, an agent's conversation, the oracle's, or nop's nothing."""
+    prepared = facts.prepared
+    place, prompt = ran.place, str(ran.prompt)
+    assert place is not None
+    if prepared.agent is not None and prepared.agent.resolved.family == "capability":
+        ran.cap_run = await _capability(facts, work, trial, driver, setup, ran.base, backend)
+        ran.answer = ran.cap_run.answer
+        ran.transcript = [{"role": "user", "text": prompt}, {"role": "agent", "text": ran.answer}]
+    elif prepared.agent is not None:
+        try:
+            agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, ran.base,
+                                       ran.handout)
+        except NotRun as exc:
+            raise TrialError("EnvironmentSetupError", str(exc)) from None
+        except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
+            raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
+        except TurnError as exc:
+            raise TrialError("DriverTurnError", str(exc)) from None
+        ran.agent_run = agent_run
+        ran.phases.split("agent_setup", "agent_execution", agent_run.outcome.prompted_at)
+        ran.answer = agent_run.outcome.answer
+        ran.transcript = agent_run.outcome.transcript
+        if agent_run.failure is not None:
+            ran.agent_failure = error_info(agent_run.failure, agent_run.message or agent_run.failure, "")
+            if not agent_run.scored:
+                raise TrialError(agent_run.failure, agent_run.message or agent_run.failure)
+    elif facts.control == "oracle":
+        reply = await _call(driver, "oracle", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["oracle"])
+        ran.answer = reply.get("answer")
+        if not isinstance(ran.answer, str):
+            raise TrialError("OracleError", "oracle replied without an answer string")
+        await _solve(reply, place, trial)
+    else:
+        ran.answer = ""
+
+
+async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> None:
+    """The driver's `score` of what the participant left (no link leads out of it), checked."""
+    prepared = facts.prepared
+    place = ran.place
+    assert place is not None
+    ran.transcript = ran.transcript or [{"role": "user", "text": str(ran.prompt)}, {"role": "agent", "text": str(ran.answer)}]
+    if prepared.agent is not None:  # what the agent left is read by the driver here: no link leads it out
+        await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
+    verified = await _verify(place, trial)
+    request = {**ran.base, "dir": str(place.workspace), "answer": ran.answer, "transcript": ran.transcript, **verified}
+    ran.score = await _call(driver, "score", request, prepared.score_seconds)
+    check_score(ran.score, prepared.bench.standard.kind)
 
 
 async def _capability(
@@ -301,116 +294,3 @@ def check_score(score: dict[str, Any], kind: str) -> None:
         raise TrialError("VerifierError", "score of a benchmark that passes or fails replied without passed: true or false")
     if kind == "score" and passed is not None and not isinstance(passed, bool):
         raise TrialError("VerifierError", f"score replied with passed that is not true or false: {passed!r}")
-
-
-def _info(kind: str, message: str, trace: str) -> ExceptionInfo:
-    return ExceptionInfo(exception_type=kind, exception_message=message, exception_traceback=trace, occurred_at=iso(utcnow()))
-
-
-def _write(
-    facts: RunFacts,
-    work: Work,
-    trial: TrialDir,
-    config: TrialConfig,
-    started: datetime,
-    finished: datetime,
-    timings: dict[str, Timing],
-    exception: ExceptionInfo | None,
-    prompt: str | None,
-    answer: str | None,
-    score: dict[str, Any] | None,
-    agent_run: AgentRun | None = None,
-    cap_run: CapabilityRun | None = None,
-    place: Any = None,
-) -> TrialOutcome:
-    prepared = facts.prepared
-    kind = prepared.bench.standard.kind
-    reward = passed = None
-    failure = kind_of(exception.exception_type if exception is not None else None)
-    scored = score is not None and (failure is None or failure.scored)
-    if scored:
-        assert score is not None
-        reward = float(score["reward"])
-        passed = score.get("passed") if kind == "pass" else None
-        trial.write_text("verifier/reward.txt", f"{reward:g}\n")
-        trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
-        if not (trial.verifier / "test-stdout.txt").exists():  # a task's own check wrote its own: it stays whole
-            trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
-    if exception is not None:
-        trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
-    if not scored:
-        outcome = failure.outcome if failure is not None else "error"
-    elif kind == "pass":
-        outcome = "passed" if passed else "failed"
-    else:
-        outcome = "scored"
-    upstream = getattr(prepared.agent, "upstream", None)
-    reported = agent_run.outcome.reported_cost_usd if agent_run is not None else None
-    usage = usage_of(trial, upstream.provider.name if upstream else None, reported)
-    if prompt is not None:
-        if agent_run is not None:
-            trajectory = agent_trajectory(facts, agent_run.outcome.steps, agent_run.calls, usage, agent_run.outcome.stop_reason, agent_run.outcome.grants)
-            trial.write_json("agent/trace.json", trace_of(agent_run))
-        elif cap_run is not None:
-            calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
-            trajectory = agent_trajectory(facts, cap_run.steps, calls, usage, None, [])
-        else:
-            trajectory = control_trajectory(facts, prompt, answer, started, finished)
-        trial.write_json("agent/trajectory.json", dump(trajectory))
-    own: dict[str, Any] = {
-        "unit": work.unit,
-        "position": work.position,
-        "attempt": work.attempt,
-        "control": facts.control,
-        "outcome": outcome,
-        "passed": passed,
-        "parts": (score or {}).get("parts") if scored else None,
-        "job": facts.job.name,
-        "benchmark": prepared.bench.ref,
-        "dataset": prepared.dataset_name,
-    }
-    if place is not None and (place.environment is not None or place.image is not None):
-        own["environment"] = place.environment.name if place.environment is not None else None
-        own["image"] = place.image
-    if agent_run is not None:
-        own["agent"] = {
-            "ref": prepared.agent.resolved.ref,
-            "stop_reason": agent_run.outcome.stop_reason,
-            "turns": sum(1 for t in agent_run.outcome.transcript if t["role"] == "user"),
-            "permissions_granted": len([g for g in agent_run.outcome.grants if g["granted"]]),
-            "killed_at_end": agent_run.killed,
-            "info": agent_run.outcome.info,
-        }
-    result = TrialResult(
-        id=str(uuid.uuid4()),
-        task_name=work.unit,
-        trial_name=work.trial_name,
-        trial_uri=trial.path.resolve().as_uri(),
-        task_id={"path": f"{prepared.entry.key}/{work.unit}"},
-        source=prepared.dataset_name,
-        task_checksum=hashlib.sha256(f"{facts.standard.get('dataset_sha256') or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
-        config=config,
-        agent_info=agent_info(facts),
-        agent_result=usage,
-        verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
-        exception_info=exception,
-        started_at=iso(started),
-        finished_at=iso(finished),
-        environment_setup=timings.get("environment_setup"),
-        agent_setup=timings.get("agent_setup"),
-        agent_execution=timings.get("agent_execution"),
-        verifier=timings.get("verifier"),
-        standard=own,
-    )
-    record = dump(result)
-    trial.write_json("result.json", record)
-    return TrialOutcome(
-        result=record,
-        outcome=outcome,
-        reward=reward,
-        passed=passed,
-        exception_type=exception.exception_type if exception else None,
-        seconds=(finished - started).total_seconds(),
-    )
-
-

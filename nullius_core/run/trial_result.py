@@ -1,0 +1,163 @@
+"""What a trial writes when it ends, whatever happened: its score's files, its trajectory, its result.json.
+
+`Ran` is what the trial did so far, filled in as its phases go (unit.py);
+`write_trial` turns it into the records, the outcome named by the failures
+table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from nullius_core.contracts.backend import UnitPlace
+from nullius_core.contracts.licences import Handout
+from nullius_core.failures import kind_of
+from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs.harbor import Phases, verifier_text
+from nullius_core.jobs.layout import TrialDir
+from nullius_core.jobs.records import ExceptionInfo, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
+from nullius_core.jobs.standard import TrialAgent, TrialOwn
+from nullius_core.run.agent_unit import AgentRun
+from nullius_core.run.capability_unit import CapabilityRun
+from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
+
+if TYPE_CHECKING:
+    from nullius_core.run.unit import RunFacts, Work
+
+
+@attrs.frozen(kw_only=True)
+class TrialOutcome:
+    result: dict[str, Any]
+    outcome: str
+    reward: float | None
+    passed: bool | None
+    exception_type: str | None
+    seconds: float
+
+
+@attrs.define(kw_only=True)
+class Ran:
+    """What a trial did so far: each phase adds to it; it is written whatever happened."""
+
+    started: datetime
+    phases: Phases
+    base: dict[str, Any]  # what every driver op about the unit carries (unit, dataset, verifier, sandbox)
+    place: UnitPlace | None = None
+    handout: Handout | None = None
+    prompt: str | None = None
+    answer: str | None = None
+    transcript: list[dict[str, str]] | None = None
+    score: dict[str, Any] | None = None
+    agent_run: AgentRun | None = None
+    cap_run: CapabilityRun | None = None
+    exception: ExceptionInfo | None = None
+    agent_failure: ExceptionInfo | None = None  # a timed-out agent: still scored, its timeout recorded
+
+
+def error_info(kind: str, message: str, trace: str) -> ExceptionInfo:
+    return ExceptionInfo(exception_type=kind, exception_message=message, exception_traceback=trace, occurred_at=iso(utcnow()))
+
+
+def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfig, ran: Ran, finished: datetime) -> TrialOutcome:
+    prepared = facts.prepared
+    exception = ran.exception
+    outcome, reward, passed, parts = _scored(trial, ran, prepared.bench.standard.kind)
+    if exception is not None:
+        trial.write_text("exception.txt", f"{exception.exception_type}: {exception.exception_message}\n{exception.exception_traceback}")
+    upstream = getattr(prepared.agent, "upstream", None)
+    reported = ran.agent_run.outcome.reported_cost_usd if ran.agent_run is not None else None
+    usage = usage_of(trial, upstream.provider.name if upstream else None, reported)
+    if ran.prompt is not None:
+        trial.write_json("agent/trajectory.json", dump(_trajectory(facts, trial, ran, usage, finished)))
+    timings = ran.phases.timings
+    result = TrialResult(
+        id=str(uuid.uuid4()),
+        task_name=work.unit,
+        trial_name=work.trial_name,
+        trial_uri=trial.path.resolve().as_uri(),
+        task_id={"path": f"{prepared.entry.key}/{work.unit}"},
+        source=prepared.dataset_name,
+        task_checksum=hashlib.sha256(f"{facts.standard.dataset_sha256 or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
+        config=config,
+        agent_info=agent_info(facts),
+        agent_result=usage,
+        verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
+        exception_info=exception,
+        started_at=iso(ran.started),
+        finished_at=iso(finished),
+        environment_setup=timings.get("environment_setup"),
+        agent_setup=timings.get("agent_setup"),
+        agent_execution=timings.get("agent_execution"),
+        verifier=timings.get("verifier"),
+        standard=_own(facts, work, ran, outcome, passed, parts),
+    )
+    record = dump(result)
+    trial.write_json("result.json", record)
+    return TrialOutcome(
+        result=record,
+        outcome=outcome,
+        reward=reward,
+        passed=passed,
+        exception_type=exception.exception_type if exception else None,
+        seconds=(finished - ran.started).total_seconds(),
+    )
+
+
+def _scored(trial: TrialDir, ran: Ran, kind: str) -> tuple[str, float | None, bool | None, Any]:
+    """The trial's outcome, reward, passed and the score's parts; a score that stands (failures.KINDS' `scored`) is written where Harbor reads it."""
+    failure = kind_of(ran.exception.exception_type if ran.exception is not None else None)
+    score = ran.score
+    if score is None or not (failure is None or failure.scored):
+        return (failure.outcome if failure is not None else "error"), None, None, None
+    reward = float(score["reward"])
+    passed = score.get("passed") if kind == "pass" else None
+    trial.write_text("verifier/reward.txt", f"{reward:g}\n")
+    trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
+    if not (trial.verifier / "test-stdout.txt").exists():  # a task's own check wrote its own: it stays whole
+        trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
+    if kind == "pass":
+        return ("passed" if passed else "failed"), reward, passed, score.get("parts")
+    return "scored", reward, passed, score.get("parts")
+
+
+def _trajectory(facts: RunFacts, trial: TrialDir, ran: Ran, usage: Any, finished: datetime) -> Any:
+    if ran.agent_run is not None:
+        run = ran.agent_run
+        trial.write_json("agent/trace.json", trace_of(run))
+        return agent_trajectory(facts, run.outcome.steps, run.calls, usage, run.outcome.stop_reason, run.outcome.grants)
+    if ran.cap_run is not None:
+        calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
+        return agent_trajectory(facts, ran.cap_run.steps, calls, usage, None, [])
+    return control_trajectory(facts, ran.prompt, ran.answer, ran.started, finished)
+
+
+def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | None, parts: Any) -> TrialOwn:
+    prepared = facts.prepared
+    place, run = ran.place, ran.agent_run
+    return TrialOwn(
+        unit=work.unit,
+        position=work.position,
+        attempt=work.attempt,
+        control=facts.control,
+        outcome=outcome,
+        passed=passed,
+        parts=parts,
+        job=facts.job.name,
+        benchmark=prepared.bench.ref,
+        dataset=prepared.dataset_name,
+        environment=place.environment.name if place is not None and place.environment is not None else None,
+        image=place.image if place is not None else None,
+        agent=TrialAgent(
+            ref=prepared.agent.resolved.ref,
+            stop_reason=run.outcome.stop_reason,
+            turns=sum(1 for t in run.outcome.transcript if t["role"] == "user"),
+            permissions_granted=len([g for g in run.outcome.grants if g["granted"]]),
+            killed_at_end=list(run.killed),
+            info=run.outcome.info,
+        ) if run is not None else None,
+    )
