@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from nullius_core.jobs import costs, stats
+from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, read_trial_own, written
@@ -136,18 +136,9 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
                 results.append(result)
     target.write_config(merged)
     planned = len(std.planned_trials)
-    summary = stats.summary(results, planned, std.kind)
-    summary["state"] = "finished" if len(results) == planned else "incomplete"
-    summary["cost"] = costs.job_cost(results)  # the shards' trials' costs, summed as a run's are
-    result = {
-        "id": std.job_id,
-        "started_at": min(s.created_at for s in stds),
-        "updated_at": iso(utcnow()),
-        "finished_at": iso(utcnow()),
-        "n_total_trials": planned,
-        "stats": stats.job_stats(results, planned, kind=std.kind),
-        "standard": summary,
-    }
+    # the shards' trials, summed as a run's are: a merge of every planned trial is a finished run's
+    result = job_result(std, results, planned, final=True, state="finished" if len(results) == planned else "incomplete",
+                        started_at=min(s.created_at for s in stds))
     target.write_result(result)
     return result
 

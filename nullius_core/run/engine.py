@@ -21,12 +21,12 @@ from nullius_core import aio
 from nullius_core.contracts.backend import Backend, RunContext, missing_methods
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
-from nullius_core.failures import final_state
-from nullius_core.jobs import costs, stats
+from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
+from nullius_core.contracts.licences import Handout
 from nullius_core.licences.handout import hand_out, remove_run
 from nullius_core.plugins import ProviderServer
 from nullius_core.processes import lifetime
@@ -108,67 +108,16 @@ class Engine:
         assert task is not None
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
-        try:
-            backend = prepared.backend.factory()
-        except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
-            raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
-        missing = missing_methods(backend)
-        if missing:
-            raise RunRefused(f"the backend {prepared.backend.name!r} lacks what the engine calls: {', '.join(missing)} "
-                             "(the Backend protocol, nullius_core/contracts/backend.py)")
+        backend = self._make_backend(prepared)
         state = "finished"
         relay = None
         served = getattr(prepared.agent, "served", None)  # a provider's own model server, started here
-        # the driver's licences (to: driver) that are set: in its environment, files under /dev/shm
-        store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
-        wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
-        licences = hand_out(store, wanted, "driver", job.name, allow_missing=True)
-        if licences.values or licences.files:
-            prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
+        prepared, licences = self._driver_licences(job, prepared)
         try:
-            # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
-            self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
-            if prepared.agent is not None and prepared.agent.upstream is not None:
-                prepared, relay = await self._start_relay(prepared, served)
-                self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
-                                            self.progress.stage, relay.cleaner.text)
-                relay.watchers.append(self._watch.call)
-            context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
-            try:
-                await backend.start(context)
-            except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
-                raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
-            if not hasattr(backend, "open_box"):
-                self._boxes = BoxLender(self.session.backends, context)
-            if resuming:  # nothing of the killed run may still work in a folder a unit is about to reuse
-                busy = await asyncio.to_thread(lifetime.in_use, job.path)
-                if busy:
-                    raise RunRefused(busy)
-            units = await self._units(prepared)
-            work = self._plan(units)
-            config = job_config(self.spec, self.session.versions(), job, prepared, units, work, started, backend) if not resuming else job.read_config()
-            if not resuming:
-                job.path.mkdir(parents=True, exist_ok=True)
-                job.write_config(config)
-            std = self._standard_of(job, config)
-            lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
-            self.progress.attach(job.path / "progress.jsonl")
-            todo = self._todo(job, work, retry_errors) if resuming else work
-            facts = RunFacts(
-                job=job,
-                job_id=std.job_id,
-                prepared=prepared,
-                control=self.spec.control,
-                model=self.spec.model,
-                standard=std,
-                relay=relay,
-                secrets_dir=self.session.paths.secrets_dir,
-                boxes=self._boxes,
-                meter=self._meter,
-            )
-            self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
-            self._write_result(job, std, len(work), started, final=False, running=0)
-            self.session.hooks.run_started(event=self._started_event(job, config, prepared, work))
+            prepared, relay = await self._open(job, prepared, backend, served, resuming)
+            facts, work, todo = await self._set_out(job, prepared, backend, relay, started, resuming, retry_errors)
+            self._write_result(job, facts.standard, len(work), started, final=False, running=0)
+            self.session.hooks.run_started(event=self._started_event(job, job.read_config(), prepared, work))
             self._units_task = task  # --max-cost cancels it while units run, and never the clean-up after
             try:
                 await self._run_all(facts, todo, backend, len(work), started)
@@ -189,15 +138,79 @@ class Engine:
                 await asyncio.shield(relay.stop())
             if served is not None:
                 await asyncio.shield(served.stop())
+        return self._finish(job, started, state)
+
+    def _make_backend(self, prepared: Prepared) -> Backend:
+        try:
+            backend: Backend = prepared.backend.factory()
+        except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
+            raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {type(exc).__name__}: {exc}") from None
+        missing = missing_methods(backend)
+        if missing:
+            raise RunRefused(f"the backend {prepared.backend.name!r} lacks what the engine calls: {', '.join(missing)} "
+                             "(the Backend protocol, nullius_core/contracts/backend.py)")
+        return backend
+
+    def _driver_licences(self, job: JobDir, prepared: Prepared) -> tuple[Prepared, Handout]:
+        """The driver's licences (to: driver) that are set: in its environment, files under /dev/shm."""
+        store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
+        wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
+        licences = hand_out(store, wanted, "driver", job.name, allow_missing=True)
+        if licences.values or licences.files:
+            prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
+        return prepared, licences
+
+    async def _open(self, job: JobDir, prepared: Prepared, backend: Backend, served: ProviderServer | None,
+                    resuming: bool) -> tuple[Prepared, Relay | None]:
+        """The run's cost meter, its relay (an agent's run) and its backend, started; nothing of a killed run still at work."""
+        relay = None
+        # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
+        self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
+        if prepared.agent is not None and prepared.agent.upstream is not None:
+            prepared, relay = await self._start_relay(prepared, served)
+            self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
+                                        self.progress.stage, relay.cleaner.text)
+            relay.watchers.append(self._watch.call)
+        context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
+        try:
+            await backend.start(context)
+        except Exception as exc:  # noqa: BLE001 - a backend that cannot start refuses the run, with its reason
+            raise RunRefused(f"the backend {prepared.backend.name!r} cannot start: {exc}") from None
+        if not hasattr(backend, "open_box"):
+            self._boxes = BoxLender(self.session.backends, context)
+        if resuming:  # nothing of the killed run may still work in a folder a unit is about to reuse
+            busy = await asyncio.to_thread(lifetime.in_use, job.path)
+            if busy:
+                raise RunRefused(busy)
+        return prepared, relay
+
+    async def _set_out(self, job: JobDir, prepared: Prepared, backend: Backend, relay: Relay | None, started: datetime,
+                       resuming: bool, retry_errors: bool) -> tuple[RunFacts, list[Work], list[Work]]:
+        """The units planned, config.json written (or read, resuming), and what every trial shares."""
+        units = await self._units(prepared)
+        work = self._plan(units)
+        config = job_config(self.spec, self.session.versions(), job, prepared, units, work, started, backend) if not resuming else job.read_config()
+        if not resuming:
+            job.path.mkdir(parents=True, exist_ok=True)
+            job.write_config(config)
+        std = self._standard_of(job, config)
+        lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
+        self.progress.attach(job.path / "progress.jsonl")
+        todo = self._todo(job, work, retry_errors) if resuming else work
+        facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
+                         relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter)
+        self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
+        return facts, work, todo
+
+    def _finish(self, job: JobDir, started: datetime, state: str) -> RunOutcome:
+        """The final result.json, said and told to the observers."""
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
-        config = job.read_config()
-        std = self._standard_of(job, config)
-        total = len(std.planned_trials)
+        std = self._standard_of(job, job.read_config())
         stopped = None
         if state == "stopped":
             stopped = self._watch.stop if self._watch is not None and self._watch.stop else self._meter.stopped if self._meter else None
-        result = self._write_result(job, std, total, started, final=True, running=0, state=state, reason=stopped)
+        result = self._write_result(job, std, len(std.planned_trials), started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
         state = summary["state"]
         self.progress.stage("done", state=state, reason=summary.get("reason"), job=str(job.path), **done_fields(summary))
@@ -366,25 +379,9 @@ class Engine:
 
     def _write_result(self, job: JobDir, std: JobStandard, total: int, started: datetime, final: bool, running: int, state: str = "running",
                       reason: str | None = None) -> dict[str, Any]:
-        trials = list(self.results.values())
-        kind = std.kind
-        summary = stats.summary(trials, total, kind)
-        summary["state"], why = final_state(summary, state, reason) if final else ("running", None)
-        if why:
-            summary["reason"] = why
-        summary["cost"] = costs.job_cost(trials)
-        if self._meter is not None and summary["cost"] is not None:
-            summary["cost"].update(max_cost_usd=self._meter.limit, stopped=self._meter.stopped)
-        result = {
-            "id": std.job_id,
-            "started_at": std.created_at,
-            "updated_at": iso(utcnow()),
-            "finished_at": iso(utcnow()) if final else None,
-            "n_total_trials": total,
-            "stats": stats.job_stats(trials, total, running, kind),
-            "standard": summary,
-        }
-        result = {k: v for k, v in result.items() if v is not None}
+        meter = self._meter
+        budget = {"max_cost_usd": meter.limit, "stopped": meter.stopped} if meter is not None else None
+        result = job_result(std, list(self.results.values()), total, running=running, final=final, state=state, reason=reason, budget=budget)
         job.write_result(result)
         self._last_result = time.monotonic()
         return result

@@ -1,0 +1,36 @@
+"""A job's result.json from its trials: Harbor's JobResult fields, and Nullius's summary under `standard`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nullius_core.failures import final_state
+from nullius_core.jobs import costs, stats
+from nullius_core.jobs.records import iso, utcnow
+from nullius_core.jobs.standard import JobStandard
+
+
+def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, running: int = 0, final: bool, state: str = "running",
+               reason: str | None = None, started_at: str | None = None, budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`total` trials planned, `trials` with results; a final result's state is the failures table's (`final_state`).
+
+    `budget` (`max_cost_usd`, `stopped`) joins the cost block of a run with --max-cost.
+    """
+    summary = stats.summary(trials, total, std.kind)
+    summary["state"], why = final_state(summary, state, reason) if final else ("running", None)
+    if why:
+        summary["reason"] = why
+    summary["cost"] = costs.job_cost(trials)
+    if budget is not None and summary["cost"] is not None:
+        summary["cost"].update(budget)
+    now = iso(utcnow())
+    result = {
+        "id": std.job_id,
+        "started_at": started_at or std.created_at,
+        "updated_at": now,
+        "finished_at": now if final else None,
+        "n_total_trials": total,
+        "stats": stats.job_stats(trials, total, running, std.kind),
+        "standard": summary,
+    }
+    return {k: v for k, v in result.items() if v is not None}
