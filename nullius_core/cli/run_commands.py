@@ -110,6 +110,10 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--retry-errors", is_flag=True, help="With --resume: run errored trials again too.")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
               help="Stop the run when the relay's running cost as served passes USD (refused for a model without a price).")
+@click.option("--simulator-model", help="Ask the benchmark's simulated user as this model, not its official one (recorded).")
+@click.option("--judge-model", help="Ask the benchmark's judge as this model, not its official one (recorded).")
+@click.option("--like-leaderboard", is_flag=True,
+              help="Run as the benchmark's leaderboard does: its simulator, judge, options and at least its attempts.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, or a control (nop, oracle), into a job."""
@@ -143,7 +147,11 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             provider=options["provider"],
             base_url=options["base_url"],
             max_cost=options["max_cost"],
+            simulator_model=options["simulator_model"],
+            judge_model=options["judge_model"],
         )
+        if options["like_leaderboard"]:
+            spec = _like_leaderboard(ctx, session, spec)
     try:
         outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
     except RunRefused as exc:
@@ -161,6 +169,20 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
         then = "finish it with" if outcome.state == "stopped" else "when it is fixed"
         click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; {then}: nullius run --resume {outcome.job_dir}", err=True)
         sys.exit(RUN_FAILED)
+
+
+def _like_leaderboard(ctx: click.Context, session: Any, spec: RunSpec) -> RunSpec:
+    from nullius_core.run.voices import like_leaderboard
+
+    try:
+        bench = resolve_benchmark(session.catalogue, spec.benchmark)[1]
+    except (LookupError, DefinitionError) as exc:
+        raise Refused(f"run refused: {exc}") from None
+    given = {name for name in ("repeat",) if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+    try:
+        return like_leaderboard(spec, bench, given, RunRefused)
+    except RunRefused as exc:
+        raise Refused(f"run refused: {exc}") from None
 
 
 # Options a resumed run takes from the job's config; given again, they must agree.
@@ -219,6 +241,10 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
         agent_options=dict(std.agent.options) if std.agent is not None else {},
         provider=std.agent.provider if std.agent is not None else None,
         base_url=std.agent.base_url if std.agent is not None else None,
+        # the voices the job asked: another than the official one is asked again by name
+        simulator_model=std.simulator.model if std.simulator is not None and not std.simulator.official else None,
+        judge_model=std.judge.model if std.judge is not None and not std.judge.official else None,
+        like_leaderboard=std.like_leaderboard,
         max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
     )
 

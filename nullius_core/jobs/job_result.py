@@ -8,6 +8,7 @@ from nullius_core.failures import final_state
 from nullius_core.jobs import costs, stats
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobStandard
+from nullius_core.relay.usage import added_routes
 
 
 def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, running: int = 0, final: bool, state: str = "running",
@@ -21,6 +22,9 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     if why:
         summary["reason"] = why
     summary["cost"] = costs.job_cost(trials)
+    routes = added_routes([(t.get("standard") or {}).get("routes") or {} for t in trials])
+    if routes:  # the simulated users' and judges' calls, apart from the agents'
+        summary["routes"] = routes
     if budget is not None and summary["cost"] is not None:
         summary["cost"].update(budget)
     now = iso(utcnow())

@@ -84,6 +84,27 @@ class MergedShard:
 
 
 @attrs.frozen(kw_only=True)
+class VoiceRecord:
+    """A model the benchmark asks besides the participant (its simulated user, its judge): the one asked, and the official one."""
+
+    model: str
+    official_model: str | None
+    official: bool
+
+
+@attrs.frozen(kw_only=True)
+class RouteUse:
+    """What a unit's simulator or judge route spent: its calls, tokens and cost, never the agent's."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    cost_usd: float | None  # as served; None when a call's price is unknown
+    first_run_usd: float | None
+
+
+@attrs.frozen(kw_only=True)
 class JobStandard:
     """config.json's `standard`: the run as it was asked and prepared."""
 
@@ -117,6 +138,9 @@ class JobStandard:
     plugins: dict[str, Any]
     source: str
     proofs: Any
+    simulator: VoiceRecord | None
+    judge: VoiceRecord | None
+    like_leaderboard: bool
     merged_from: list[MergedShard] | None = None  # a merged job's shards (nullius merge)
     merged_despite: list[str] | None = None  # what differed between them, merged with --force
 
@@ -153,6 +177,8 @@ class TrialStandard:
     launch: str
     repeat: int
     purpose: str | None
+    simulator: VoiceRecord | None
+    judge: VoiceRecord | None
     shard: TrialShard | None
     unit: str
     position: int
@@ -194,6 +220,7 @@ class TrialOwn:
     environment: str | None = None
     image: str | None = None
     agent: TrialAgent | None = None
+    routes: dict[str, RouteUse] | None = None  # "simulator", "judge": what each of the unit's other routes spent
 
 
 def read_job_standard(config: Any, file: Path) -> JobStandard:

@@ -58,6 +58,34 @@ def agent_context(calls: list[dict[str, Any]], provider: str | None = None) -> d
     }
 
 
+def routes_used(calls: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What each route besides the agent's spent (a simulator's, a judge's), by kind: never counted as the agent's."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in sorted({str(c.get("kind")) for c in calls if c.get("kind", "agent") != "agent"}):
+        mine = [c for c in calls if c.get("kind") == kind]
+        cost = calls_cost(mine)
+        out[kind] = {
+            "calls": len(mine),
+            "input_tokens": sum((c.get("usage") or {}).get("input") or 0 for c in mine),
+            "output_tokens": sum((c.get("usage") or {}).get("output") or 0 for c in mine),
+            "cached_tokens": sum((c.get("usage") or {}).get("cached_input") or 0 for c in mine),
+            "cost_usd": cost["as_served_usd"],
+            "first_run_usd": cost["first_run_usd"],
+        }
+    return out
+
+
+def added_routes(uses: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Several trials' `routes_used`, summed by kind (a cost is None when one of its figures is)."""
+    out: dict[str, dict[str, Any]] = {}
+    for use in uses:
+        for kind, figures in use.items():
+            total = out.setdefault(kind, {k: 0 for k in figures})
+            for key, value in figures.items():
+                total[key] = None if value is None or total[key] is None else round(total[key] + value, 9)
+    return out
+
+
 def _figure(call: dict[str, Any], key: str) -> float | None:
     if call.get("refused"):
         return 0.0  # the stop file refused it unsent: nothing billed

@@ -136,6 +136,7 @@ async def converse(
     setup: dict[str, Any],
     base: dict[str, Any],
     handout: Handout | None = None,
+    voices: dict[str, dict[str, str]] | None = None,
 ) -> AgentRun:
     agent = prepared.agent
     resolved = agent.resolved
@@ -145,7 +146,7 @@ async def converse(
 
     async def next_turn(transcript: list[dict[str, str]]) -> str | None | tuple[str, str]:
         await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")  # the driver may read the workspace
-        request = {**base, "dir": str(place.workspace), "transcript": transcript}
+        request = {**base, "dir": str(place.workspace), "transcript": transcript, **(voices or {})}
         try:
             reply = await driver.call("turn", request, OP_SECONDS["turn"])
         except DriverError as exc:
@@ -159,6 +160,11 @@ async def converse(
             raise TurnError("driver op 'turn' replied with neither message, done nor restart")
         return message
 
+    if voices and "simulator" in voices:  # the simulated user opens: its first message after setup's prompt
+        opening = await next_turn([])
+        if not isinstance(opening, str):
+            raise TurnError("driver op 'turn' on the empty transcript replied done or restart: the simulated user never spoke")
+        prompt = f"{prompt}\n\n{opening}" if prompt else opening
     conversation = Conversation(
         prompt=prompt,
         workspace=place.agent_dir,

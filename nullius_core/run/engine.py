@@ -166,10 +166,10 @@ class Engine:
         relay = None
         # the run's cost meter: --max-cost cancels the run as Ctrl-C does, its reason recorded
         self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
-        if prepared.agent is not None and prepared.agent.upstream is not None:
+        if prepared.relay_upstream is not None:
             prepared, relay = await self._start_relay(prepared, served)
-            self._watch = ProviderWatch(prepared.agent.upstream.provider.name, prepared.agent.upstream.base_url,
-                                        self.progress.stage, relay.cleaner.text)
+            upstream = prepared.relay_upstream
+            self._watch = ProviderWatch(upstream.provider.name, upstream.base_url, self.progress.stage, relay.cleaner.text)
             relay.watchers.append(self._watch.call)
         context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
         try:
@@ -227,13 +227,13 @@ class Engine:
 
     async def _start_relay(self, prepared: Prepared, served: ProviderServer | None) -> tuple[Prepared, Relay]:
         """The run's relay (each unit gets its own route and token on it), after the provider's own server, if it has one."""
-        agent = prepared.agent
         if served is not None:
             prepared = await start_served(prepared, served, self.spec.model, self.progress, RunRefused)
-            agent = prepared.agent
-        relay = Relay(agent.upstream, upstreams.apis(self.session, agent.upstream), meter=self._meter)
+        upstream = prepared.relay_upstream
+        assert upstream is not None
+        relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=self._meter)
         await relay.start()
-        self.progress.stage("relay", provider=agent.upstream.provider.name, url=relay.base_url)
+        self.progress.stage("relay", provider=upstream.provider.name, url=relay.base_url)
         return prepared, relay
 
     # --- planning ------------------------------------------------------------

@@ -12,7 +12,7 @@ from nullius_core import __version__
 from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
-from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, Shard, written
+from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, Shard, VoiceRecord, written
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
@@ -62,8 +62,16 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             plugins=versions,
             source=prepared.entry.source(),
             proofs=prepared.proofs,
+            simulator=_voice(prepared, "simulator"),
+            judge=_voice(prepared, "judge"),
+            like_leaderboard=spec.like_leaderboard,
         )),
     }
+
+
+def _voice(prepared: Prepared, role: str) -> VoiceRecord | None:
+    voice = prepared.voices.get(role)
+    return VoiceRecord(**voice.record()) if voice is not None else None
 
 
 def _shard(spec: RunSpec, units: list[str], work: list[Work]) -> Shard | None:

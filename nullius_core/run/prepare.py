@@ -25,9 +25,12 @@ from nullius_core.contracts.refused import RunRefused
 from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
 from nullius_core.definitions.folder import folder_problems
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
+from nullius_core.relay import upstreams
+from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
+from nullius_core.run.voices import Voice, voices_for
 from nullius_core.secret_names import without_secrets
 from nullius_core.session import Session
 
@@ -47,6 +50,14 @@ class Prepared:
     upstream_dir: Path | None
     agent: Any = None  # a PreparedAgent for an agent run; None for a control
     proofs: dict[str, Any] | None = None  # where the benchmark's proofs come from (catalogue.Standing.as_json); None for a kit
+    voices: dict[str, Voice] = attrs.field(factory=dict)  # the simulated user and the judge the run asks (voices.py)
+    voice_upstream: Upstream | None = None  # a control's: where its judge is asked (an agent's run asks its own provider)
+
+    @property
+    def relay_upstream(self) -> Upstream | None:
+        """Where the run's relay forwards: the agent's provider, or a judged control's; None: the run has no relay."""
+        own = getattr(self.agent, "upstream", None)
+        return own if own is not None else self.voice_upstream
 
     @property
     def score_seconds(self) -> float:
@@ -96,6 +107,8 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         from nullius_core.run.participant import prepare_agent
 
         agent = prepare_agent(session, spec, bench, backend, progress, RunRefused)
+    voices = voices_for(bench, spec, RunRefused)
+    voice_upstream = _voice_upstream(session, spec, bench, voices) if spec.control is not None and voices else None
     runner = session.runners.get(f"driver:{bench.driver.runner}")
     if runner is None:
         known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
@@ -144,7 +157,20 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         upstream_dir=clone,
         agent=agent,
         proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
+        voices=voices if agent is None or getattr(agent, "upstream", None) is not None else {},
+        voice_upstream=voice_upstream,
     )
+
+
+def _voice_upstream(session: Session, spec: RunSpec, bench: ResolvedBenchmark, voices: dict[str, Voice]) -> Upstream:
+    """A judged benchmark's control calls no model but its judge, asked through the run's relay on the provider given."""
+    try:
+        upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+    except upstreams.RelayRefused as exc:
+        raise RunRefused(f"{bench.ref} is judged ({voices['judge'].model}): its {spec.control} run asks the judge, and {exc}") from None
+    if upstream.provider.serve is not None:
+        raise RunRefused(f"{bench.ref}'s judge is asked of a remote provider: {upstream.provider.name!r} serves its own model")
+    return upstream
 
 
 def refuse_folder(entry: Entry, what: str, refused: type[Exception] = RunRefused) -> None:

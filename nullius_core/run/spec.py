@@ -40,6 +40,9 @@ class RunSpec:
     base_url: str | None = None
     kit: str | None = None  # a port: run its kit (nullius conform), not a catalogue benchmark
     max_cost: float | None = None  # USD: the run stops when the relay's running cost as served passes it
+    simulator_model: str | None = None  # the simulated user asked as another model than the definition's
+    judge_model: str | None = None  # the judge asked as another model than the definition's
+    like_leaderboard: bool = False  # the leaderboard's simulator, judge, options and attempts (voices.like_leaderboard)
 
     @property
     def control(self) -> str | None:

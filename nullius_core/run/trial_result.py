@@ -21,9 +21,11 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, verifier_text
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import ExceptionInfo, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
-from nullius_core.jobs.standard import TrialAgent, TrialOwn
+from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn
+from nullius_core.relay.usage import routes_used
 from nullius_core.run.agent_unit import AgentRun
 from nullius_core.run.capability_unit import CapabilityRun
+from nullius_core.run.voices import ROLES, record_folder
 from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ class Ran:
     cap_run: CapabilityRun | None = None
     exception: ExceptionInfo | None = None
     agent_failure: ExceptionInfo | None = None  # a timed-out agent: still scored, its timeout recorded
+    voices: dict[str, dict[str, str]] = attrs.field(factory=dict)  # the unit's simulator and judge routes, as the driver gets them
 
 
 def error_info(kind: str, message: str, trace: str) -> ExceptionInfo:
@@ -94,7 +97,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         agent_setup=timings.get("agent_setup"),
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
-        standard=_own(facts, work, ran, outcome, passed, parts),
+        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial)),
     )
     record = dump(result)
     trial.write_json("result.json", record)
@@ -134,6 +137,11 @@ def _trajectory(facts: RunFacts, trial: TrialDir, ran: Ran, usage: Any, finished
         calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
         return agent_trajectory(facts, ran.cap_run.steps, calls, usage, None, [])
     return control_trajectory(facts, ran.prompt, ran.answer, ran.started, finished)
+
+
+def _routes(trial: TrialDir) -> dict[str, RouteUse] | None:
+    calls = [c for role in ROLES for c in read_json_lines(record_folder(trial, role) / "calls.jsonl")]
+    return {kind: RouteUse(**figures) for kind, figures in routes_used(calls).items()} or None
 
 
 def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | None, parts: Any) -> TrialOwn:

@@ -31,6 +31,7 @@ from nullius_core.run.agent_unit import TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.trial_result import Ran, TrialOutcome, error_info, write_trial
+from nullius_core.run.voices import close_routes, open_routes
 
 if TYPE_CHECKING:
     from nullius_core.relay.meter import CostMeter
@@ -125,11 +126,16 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     driver.log_to(trial.log)
     started = utcnow()
     # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
-    ran = Ran(started=started, phases=Phases(started),
-              base={"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": str(trial.verifier.resolve())})
+    base = {"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
+    if facts.prepared.bench.limits.attempts:  # the upstream tells attempts apart: every op about the unit says which
+        base["attempt"] = work.attempt
+    ran = Ran(started=started, phases=Phases(started), base=base)
     cancelled = False
     try:
         setup = await _set_up(facts, ran, trial, driver, backend)
+        if facts.relay is not None and facts.prepared.voices:
+            call_seconds = facts.prepared.bench.limits.call_seconds
+            ran.voices = open_routes(facts.relay, trial, facts.prepared.voices, float(call_seconds) if call_seconds else None)
         ran.phases.begin("agent_execution")
         await _answer(facts, work, ran, trial, driver, backend, setup)
         ran.phases.begin("verifier")
@@ -150,6 +156,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
             ran.handout.remove()  # the licence files end with the part that had them
         if ran.place is not None and ran.place.box is not None:
             await asyncio.shield(ran.place.box.close())
+        if ran.voices and facts.relay is not None:  # their calls recorded before the trial's usage is read
+            await asyncio.shield(close_routes(facts.relay, trial, list(ran.voices)))
     finished = utcnow()
     ran.phases.end(finished)  # the phase a failure cut short ends where the trial did
     ran.exception = ran.exception or ran.agent_failure  # a timed-out agent is still scored, and its timeout recorded
@@ -195,7 +203,7 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
     elif prepared.agent is not None:
         try:
             agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, ran.base,
-                                       ran.handout)
+                                       ran.handout, ran.voices)
         except NotRun as exc:
             raise TrialError("EnvironmentSetupError", str(exc)) from None
         except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
@@ -230,6 +238,8 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
         await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
     verified = await _verify(place, trial)
     request = {**ran.base, "dir": str(place.workspace), "answer": ran.answer, "transcript": ran.transcript, **verified}
+    if "judge" in ran.voices:
+        request["judge"] = ran.voices["judge"]
     ran.score = await _call(driver, "score", request, prepared.score_seconds)
     check_score(ran.score, prepared.bench.standard.kind)
 
