@@ -65,6 +65,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("AgentExitedError", Phase.AGENT, "the agent exited before it answered: scored as it left the unit", scored=True),
     _kind("AgentProtocolError", Phase.AGENT, "the agent broke its protocol (ACP)"),
     _kind("AgentError", Phase.AGENT, "the agent's session failed"),
+    _kind("AnswererError", Phase.AGENT, "the upstream's own answerer (the driver's answer op, No agent · Original) failed"),
     _kind("ApiRateLimitError", Phase.PROVIDER, "the provider refused the agent's last call for its rate (429)", outcome="rate_limited",
           harbor="model_provider_failed", **_OUTSIDE),
     _kind("AgentAuthenticationError", Phase.PROVIDER, "the provider refused the key (401 or 403)", harbor="model_provider_failed", **_OUTSIDE),

@@ -19,6 +19,7 @@ VOICES = [
     {"when": {"model": "sim-board"}, "reply": {"text": "Hello from the leaderboard's simulator."}},
     {"when": {"model_regex": "^judge-"}, "reply": {"text": "PASS"}},
     {"when": {"model": "fake-1"}, "reply": {"text": "Glad to help."}},
+    {"when": {"model_regex": "^(paper-model|other-model)"}, "reply": {"text": "The upstream's own answer."}},
 ]
 
 
@@ -126,3 +127,32 @@ def test_a_failing_simulator_is_that_units_error_and_a_judged_control_asks_the_j
     assert trial["standard"]["outcome"] == "passed" and trial["standard"]["routes"]["judge"]["calls"] == 1
     assert not (job / "u0000" / "simulator").exists()  # a control never asks the simulator
     assert [o["op"] for o in _lines(job / "u0000" / "verifier" / "ops.jsonl")] == ["setup", "oracle", "score"]
+
+
+def test_no_agent_original_runs_the_upstreams_answerer_on_the_setup_the_model_picks(env, fake_model, tmp_path):
+    result = _run(env, fake_model, "original", "--model", "paper-model", "--job-name", "orig", "-j", "1")
+    assert result.code == 0, result.output
+    job = tmp_path / "jobs" / "orig"
+    config = json.loads((job / "config.json").read_text())["standard"]
+    assert config["setup"] == {"name": "original", "model_asked": "paper-model", "model_sent": "paper-model-v2", "model_told": "paper-model",
+                               "comparable_with_paper": True}
+    assert config["participant"] == "original" and config["agent"] is None and config["consent"] is None
+    trial = json.loads((job / "u0000" / "result.json").read_text())
+    assert trial["standard"]["outcome"] == "passed" and trial["agent_info"]["name"] == "original"
+    assert trial["agent_info"]["model_info"] == {"name": "paper-model-v2", "provider": "openai-compatible"}
+    assert trial["agent_result"]["metadata"]["calls"] == 1 and trial["standard"]["routes"]["simulator"]["calls"] == 1
+    calls = _lines(job / "u0000" / ".work" / "relay" / "calls.jsonl")
+    assert [c["model_sent"] for c in calls] == ["paper-model-v2"]  # as served_as names it
+    seen = json.loads((job / "u0000" / "verifier" / "answer.json").read_text())
+    assert seen == {"setup": {"name": "original", "model": "paper-model"}, "model": "paper-model", "units_setup": [seen["setup"]], "attempt": 1}
+    assert json.loads((job / "u0000" / "verifier" / "score.json").read_text())["detail"]["setup"] == seen["setup"]
+    steps = json.loads((job / "u0000" / "agent" / "trajectory.json").read_text())["steps"]
+    assert steps[-1]["message"] == "The upstream's own answer."
+    # another model: the model method, the upstream told its paper's model, not comparable with the paper
+    other = _run(env, fake_model, "original", "--model", "other-model", "--job-name", "other", "--limit", "1")
+    assert other.code == 0, other.output
+    config = json.loads((tmp_path / "jobs" / "other" / "config.json").read_text())["standard"]
+    assert config["setup"] == {"name": "model", "model_asked": "other-model", "model_sent": "other-model", "model_told": "paper-model",
+                               "comparable_with_paper": False}
+    none = run_cli(["run", "scored", "original", "--model", "m", "--provider", "openai-compatible", "--base-url", fake_model.openai_base_url], env)
+    assert none.code == 2 and "declares no setups" in none.stderr and "Traceback" not in none.output

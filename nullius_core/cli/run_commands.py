@@ -90,7 +90,7 @@ def _shard(text: str | None) -> Shard | None:
 
 @click.command("run")
 @click.argument("benchmark", required=False)
-@click.argument("participant", required=False, metavar="AGENT|nop|oracle")
+@click.argument("participant", required=False, metavar="AGENT|original|nop|oracle")
 @click.option("--dataset", help="The dataset (default: the benchmark's `dataset`, else its first).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N units (after the shard).")
 @click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Units at a time.")
@@ -116,7 +116,7 @@ def _shard(text: str | None) -> Shard | None:
               help="Run as the benchmark's leaderboard does: its simulator, judge, options and at least its attempts.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
-    """Run BENCHMARK[@VERSION] with an agent, or a control (nop, oracle), into a job."""
+    """Run BENCHMARK[@VERSION] with an agent, the upstream's own answerer (original), or a control (nop, oracle), into a job."""
     ctx = click.get_current_context()
     session = session_for(ctx)
     resume: Path | None = options["resume"]

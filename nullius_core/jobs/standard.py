@@ -93,6 +93,17 @@ class VoiceRecord:
 
 
 @attrs.frozen(kw_only=True)
+class SetupRecord:
+    """No agent · Original's driver method (run/setups.py): the model asked, sent, told the upstream, and whether the paper's."""
+
+    name: str  # "original" or "model"
+    model_asked: str
+    model_sent: str
+    model_told: str
+    comparable_with_paper: bool
+
+
+@attrs.frozen(kw_only=True)
 class RouteUse:
     """What a unit's simulator or judge route spent: its calls, tokens and cost, never the agent's."""
 
@@ -141,6 +152,7 @@ class JobStandard:
     simulator: VoiceRecord | None
     judge: VoiceRecord | None
     like_leaderboard: bool
+    setup: SetupRecord | None
     merged_from: list[MergedShard] | None = None  # a merged job's shards (nullius merge)
     merged_despite: list[str] | None = None  # what differed between them, merged with --force
 
@@ -179,6 +191,7 @@ class TrialStandard:
     purpose: str | None
     simulator: VoiceRecord | None
     judge: VoiceRecord | None
+    setup: SetupRecord | None
     shard: TrialShard | None
     unit: str
     position: int

@@ -241,7 +241,8 @@ class Engine:
     async def _units(self, prepared: Prepared) -> list[str]:
         driver = self._new_driver(prepared)
         try:
-            reply = await driver.call("units", {"dataset": prepared.dataset_name}, OP_SECONDS["units"])
+            request = {"dataset": prepared.dataset_name, **({"setup": prepared.setup_request} if prepared.setup_request else {})}
+            reply = await driver.call("units", request, OP_SECONDS["units"])
         except DriverError as exc:
             raise RunRefused(f"{prepared.bench.ref}: {exc}") from None
         self._spare = driver  # the first worker takes it over

@@ -12,7 +12,7 @@ from nullius_core import __version__
 from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
-from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, Shard, VoiceRecord, written
+from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, SetupRecord, Shard, VoiceRecord, written
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
@@ -65,6 +65,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             simulator=_voice(prepared, "simulator"),
             judge=_voice(prepared, "judge"),
             like_leaderboard=spec.like_leaderboard,
+            setup=SetupRecord(**prepared.original.setup.record()) if prepared.original is not None else None,
         )),
     }
 

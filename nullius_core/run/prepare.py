@@ -29,6 +29,7 @@ from nullius_core.relay import upstreams
 from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
 from nullius_core.run.progress import Progress
+from nullius_core.run.setups import ORIGINAL, PreparedOriginal, choose
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.voices import Voice, voices_for
 from nullius_core.secret_names import without_secrets
@@ -52,12 +53,18 @@ class Prepared:
     proofs: dict[str, Any] | None = None  # where the benchmark's proofs come from (catalogue.Standing.as_json); None for a kit
     voices: dict[str, Voice] = attrs.field(factory=dict)  # the simulated user and the judge the run asks (voices.py)
     voice_upstream: Upstream | None = None  # a control's: where its judge is asked (an agent's run asks its own provider)
+    original: PreparedOriginal | None = None  # No agent · Original: the upstream's own answerer (setups.py)
 
     @property
     def relay_upstream(self) -> Upstream | None:
         """Where the run's relay forwards: the agent's provider, or a judged control's; None: the run has no relay."""
-        own = getattr(self.agent, "upstream", None)
+        own = getattr(self.agent, "upstream", None) or (self.original.upstream if self.original is not None else None)
         return own if own is not None else self.voice_upstream
+
+    @property
+    def setup_request(self) -> dict[str, str] | None:
+        """What `units`, `answer` and `score` are sent as `setup` (an Original run's), else None."""
+        return self.original.setup.request() if self.original is not None else None
 
     @property
     def score_seconds(self) -> float:
@@ -102,8 +109,10 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     if backend is None:
         known = ", ".join(session.backends.names()) or "none registered"
         raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
-    agent = None
-    if spec.control is None:
+    agent = original = None
+    if spec.participant == ORIGINAL:
+        original = _original(session, spec, bench)
+    elif spec.control is None:
         from nullius_core.run.participant import prepare_agent
 
         agent = prepare_agent(session, spec, bench, backend, progress, RunRefused)
@@ -159,7 +168,20 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
         voices=voices if agent is None or getattr(agent, "upstream", None) is not None else {},
         voice_upstream=voice_upstream,
+        original=original,
     )
+
+
+def _original(session: Session, spec: RunSpec, bench: ResolvedBenchmark) -> PreparedOriginal:
+    """The upstream's own answerer: its setup chosen by the model, its calls through the run's relay."""
+    try:
+        upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+    except upstreams.RelayRefused as exc:
+        raise RunRefused(str(exc)) from None
+    if upstream.provider.serve is not None:
+        raise RunRefused(f"{bench.ref} original runs on a remote provider; {upstream.provider.name!r} serves its own model")
+    choice, turn_seconds = choose(bench, spec.model, upstream.provider.name, RunRefused)
+    return PreparedOriginal(setup=choice, upstream=upstream, turn_seconds=turn_seconds)
 
 
 def _voice_upstream(session: Session, spec: RunSpec, bench: ResolvedBenchmark, voices: dict[str, Voice]) -> Upstream:

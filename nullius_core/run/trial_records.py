@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 
 
 def agent_info(facts: RunFacts) -> AgentInfo:
-    agent = facts.prepared.agent
+    agent, original = facts.prepared.agent, facts.prepared.original
+    if original is not None:  # the upstream's own answerer: its version is the benchmark's upstream's
+        upstream = facts.prepared.bench.upstream
+        return AgentInfo(name=facts.participant, version=(upstream.version if upstream else None) or facts.prepared.bench.version or "unknown",
+                         model_info=ModelInfo(name=original.setup.sent, provider=original.upstream.provider.name))
     if agent is None:
         return AgentInfo(name=facts.participant, version=__version__)
     return AgentInfo(

@@ -17,6 +17,8 @@ import attrs
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
+from nullius_core.failures import CALL_FAILURES
+from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.standard import JobStandard, TrialStandard
@@ -30,6 +32,7 @@ from nullius_core.run import environments
 from nullius_core.run.agent_unit import TurnError, converse
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.prepare import Prepared
+from nullius_core.run.setups import ORIGINAL
 from nullius_core.run.trial_result import Ran, TrialOutcome, error_info, write_trial
 from nullius_core.run.voices import close_routes, open_routes
 
@@ -84,6 +87,8 @@ class RunFacts:
     @property
     def participant(self) -> str:
         agent = self.prepared.agent
+        if self.prepared.original is not None:
+            return ORIGINAL
         return self.control or (agent.resolved.key if agent else "agent")
 
 
@@ -218,6 +223,8 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
             ran.agent_failure = error_info(agent_run.failure, agent_run.message or agent_run.failure, "")
             if not agent_run.scored:
                 raise TrialError(agent_run.failure, agent_run.message or agent_run.failure)
+    elif prepared.original is not None:
+        await _original(facts, ran, trial, driver)
     elif facts.control == "oracle":
         reply = await _call(driver, "oracle", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["oracle"])
         ran.answer = reply.get("answer")
@@ -226,6 +233,36 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
         await _solve(reply, place, trial)
     else:
         ran.answer = ""
+
+
+async def _original(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> None:
+    """The upstream's own answerer, through the unit's route (its calls are the participant's), told the setup's model."""
+    prepared, relay = facts.prepared, facts.relay
+    original = prepared.original
+    assert original is not None and relay is not None and ran.place is not None
+    call_seconds = prepared.bench.limits.call_seconds
+    route = relay.add_route(trial.name, trial.work / "relay", kind="agent", model=original.setup.sent,
+                            call_seconds=float(call_seconds) if call_seconds else None)
+    request = {**ran.base, "dir": str(ran.place.workspace), "setup": original.setup.request(), "model": original.setup.told,
+               "base_url": relay.url(trial.name), "key": route.token, **ran.voices}
+    try:
+        reply = await driver.call("answer", request, original.turn_seconds or prepared.turn_seconds)
+    except DriverError as exc:
+        raise TrialError(_answerer_failure(trial) or "AnswererError", str(exc)) from None
+    finally:
+        await relay.retire(trial.name)
+    ran.answer = reply.get("answer")
+    if not isinstance(ran.answer, str):
+        raise TrialError("AnswererError", "answer replied without an answer string")
+    transcript = reply.get("transcript")
+    if isinstance(transcript, list) and all(isinstance(m, dict) and {"role", "text"} <= set(m) for m in transcript):
+        ran.transcript = transcript  # the conversation the upstream's loop held
+
+
+def _answerer_failure(trial: TrialDir) -> str | None:
+    """A failed answer whose last model call the provider refused is the provider's failure (failures.CALL_FAILURES)."""
+    calls = [c for c in read_json_lines(trial.work / "relay" / "calls.jsonl") if not c.get("refused")]
+    return CALL_FAILURES.get(calls[-1].get("status")) if calls else None
 
 
 async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> None:
@@ -240,6 +277,8 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
     request = {**ran.base, "dir": str(place.workspace), "answer": ran.answer, "transcript": ran.transcript, **verified}
     if "judge" in ran.voices:
         request["judge"] = ran.voices["judge"]
+    if prepared.setup_request is not None:
+        request["setup"] = prepared.setup_request
     ran.score = await _call(driver, "score", request, prepared.score_seconds)
     check_score(ran.score, prepared.bench.standard.kind)
 
