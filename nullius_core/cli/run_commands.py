@@ -124,7 +124,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
         spec = _resumed_spec(ctx, resume, benchmark, participant)
     else:
         if benchmark is None or participant is None:
-            raise Refused("run needs BENCHMARK and AGENT|nop|oracle (or --resume JOB_DIR)")
+            raise Refused("run needs BENCHMARK and AGENT|original|nop|oracle (or --resume JOB_DIR)")
         if options["retry_errors"]:
             raise Refused("--retry-errors goes with --resume")
         spec = RunSpec(
