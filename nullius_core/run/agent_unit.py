@@ -8,7 +8,6 @@ route's calls are recorded before the unit is scored.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
@@ -19,19 +18,15 @@ import attrs
 
 from nullius_core.contracts.agent import AgentLaunch, AgentOutcome, Conversation, McpServerEntry
 from nullius_core.contracts.backend import Backend, RouteOptions, UnitPlace
-from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.contracts.driver import Driver
 from nullius_core.contracts.licences import Handout
 from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.failures import CALL_FAILURES, kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
-from nullius_core.links import take_out
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
-
-
-class TurnError(Exception):
-    """The driver could not say the conversation's next turn: the unit's error, not the agent's."""
+from nullius_core.run.turns import DriverTurns
 
 
 @attrs.define
@@ -144,33 +139,14 @@ async def converse(
     seconds = float(setup.get("agent_seconds") or prepared.turn_seconds)
     conversational = "agent.conversation/v1" in prepared.bench.standard.needs or bool(prepared.bench.standard.kit and prepared.bench.standard.kit.port == "agent.conversation/v1")
 
-    async def next_turn(transcript: list[dict[str, str]]) -> str | None | tuple[str, str]:
-        await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")  # the driver may read the workspace
-        request = {**base, "dir": str(place.workspace), "transcript": transcript, **(voices or {})}
-        try:
-            reply = await driver.call("turn", request, OP_SECONDS["turn"])
-        except DriverError as exc:
-            raise TurnError(str(exc)) from None
-        if reply.get("done"):
-            return None
-        if isinstance(reply.get("restart"), str):
-            return ("restart", reply["restart"])
-        message = reply.get("message")
-        if not isinstance(message, str):
-            raise TurnError("driver op 'turn' replied with neither message, done nor restart")
-        return message
-
-    if voices and "simulator" in voices:  # the simulated user opens: its first message after setup's prompt
-        opening = await next_turn([])
-        if not isinstance(opening, str):
-            raise TurnError("driver op 'turn' on the empty transcript replied done or restart: the simulated user never spoke")
-        prompt = f"{prompt}\n\n{opening}" if prompt else opening
+    turns = DriverTurns(driver, base, place, trial, prompt, voices)
+    prompt = await turns.first_message()
     conversation = Conversation(
         prompt=prompt,
         workspace=place.agent_dir,
         mcp_servers=mcp_servers(prepared, setup),
         seconds=seconds,
-        next_turn=next_turn if conversational else None,
+        next_turn=turns if conversational else None,
         max_turns=int(limits.turns or 20),
         notices=resolved.notices,
     )

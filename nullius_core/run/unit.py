@@ -29,7 +29,8 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.links import take_out
 from nullius_core.run import environments
-from nullius_core.run.agent_unit import TurnError, converse
+from nullius_core.run.agent_unit import converse
+from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
