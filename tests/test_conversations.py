@@ -127,6 +127,13 @@ def test_a_failing_simulator_is_that_units_error_and_a_judged_control_asks_the_j
     assert trial["standard"]["outcome"] == "passed" and trial["standard"]["routes"]["judge"]["calls"] == 1
     assert not (job / "u0000" / "simulator").exists()  # a control never asks the simulator
     assert [o["op"] for o in _lines(job / "u0000" / "verifier" / "ops.jsonl")] == ["setup", "oracle", "score"]
+    # a judge asked only with some options (score.judge.when): without them, a control needs no provider and asks none
+    unjudged = run_cli(["run", "talk", "oracle", "--bench-option", "judged=no", "--job-name", "o3"], env)
+    assert unjudged.code == 0, unjudged.output
+    assert not (tmp_path / "jobs" / "o3" / "u0000" / "judge").exists()
+    assert json.loads((tmp_path / "jobs" / "o3" / "config.json").read_text())["standard"]["judge"] is None
+    mine = _run(env, fake_model, "oracle", "--bench-option", "judged=no", "--judge-model", "judge-x")
+    assert mine.code == 2 and "is not asked with these options" in mine.stderr
 
 
 def test_no_agent_original_runs_the_upstreams_answerer_on_the_setup_the_model_picks(env, fake_model, tmp_path):

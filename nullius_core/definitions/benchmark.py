@@ -140,6 +140,7 @@ class Judge:
     model: str
     says: str | None = None
     pin: list[str] | None = None
+    when: dict[str, list[str]] | None = None  # asked only when these options hold one of these values (else never)
 
 
 @attrs.frozen(kw_only=True)
@@ -379,6 +380,15 @@ class Standard:
                 yield ("driver",), "required key missing: expected the driver's command"
             if self.controls is None:
                 yield ("controls",), "required key missing: expected the nop and oracle controls"
+        judge = self.score.judge if self.score is not None else None
+        for name, values in ((judge.when or {}) if judge is not None else {}).items():
+            option = (self.options or {}).get(name)
+            if option is None:
+                yield ("score", "judge", "when", name), f"expected an option's name, found {name!r}"
+            elif option.values is not None:
+                for i, value in enumerate(values):
+                    if value not in option.values:
+                        yield ("score", "judge", "when", name, i), f"expected one of {option.values!r}, found {value!r}"
         if self.simulator is not None and "agent.conversation/v1" not in self.needs:
             yield ("simulator",), "expected a simulator only with agent.conversation/v1 in needs"
         dataset_names = set(self.datasets)

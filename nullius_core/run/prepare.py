@@ -116,7 +116,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         from nullius_core.run.participant import prepare_agent
 
         agent = prepare_agent(session, spec, bench, backend, progress, RunRefused)
-    voices = voices_for(bench, spec, RunRefused)
+    voices = voices_for(bench, spec, options, RunRefused)
     voice_upstream = _voice_upstream(session, spec, bench, voices) if spec.control is not None and voices else None
     runner = session.runners.get(f"driver:{bench.driver.runner}")
     if runner is None:

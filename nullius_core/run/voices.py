@@ -43,16 +43,22 @@ class Voice:
         return {"model": self.model, "official_model": self.official, "official": self.model == self.official}
 
 
-def officials(bench: ResolvedBenchmark) -> dict[str, str | None]:
+def officials(bench: ResolvedBenchmark, options: dict[str, str] | None = None) -> dict[str, str | None]:
+    """The definition's simulator and judge; with the run's `options`, a judge whose `when` they miss is none."""
     standard = bench.standard
     judge = standard.score.judge if standard.score is not None else None
+    if judge is not None and options is not None and any(options.get(k) not in v for k, v in (judge.when or {}).items()):
+        judge = None
     return {"simulator": standard.simulator.model if standard.simulator is not None else None,
             "judge": judge.model if judge is not None else None}
 
 
-def voices_for(bench: ResolvedBenchmark, spec: RunSpec, refused: type[Exception]) -> dict[str, Voice]:
+def voices_for(bench: ResolvedBenchmark, spec: RunSpec, options: dict[str, str], refused: type[Exception]) -> dict[str, Voice]:
     """The run's simulator and judge; a control never asks the simulator (it holds no conversation)."""
-    official = officials(bench)
+    if spec.judge_model and officials(bench)["judge"] and not officials(bench, options)["judge"]:
+        raise refused(f"--judge-model {spec.judge_model}: {bench.ref}'s judge is not asked with these options "
+                      f"(only with {bench.standard.score.judge.when})")  # type: ignore[union-attr]
+    official = officials(bench, options)
     asked = {"simulator": spec.simulator_model, "judge": spec.judge_model}
     out: dict[str, Voice] = {}
     for role in ROLES:
