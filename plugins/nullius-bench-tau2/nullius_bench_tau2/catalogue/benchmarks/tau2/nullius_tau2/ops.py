@@ -78,9 +78,9 @@ class Driver:
     def setup(self, request: dict) -> dict:
         tasks = self.dataset(request, "setup")
         name = fields.text(request, "setup", "unit")
-        task = tasks.task(name)
+        task, attempt = tasks.task(name), fields.attempt(request, "setup")
         self.drop()
-        self.unit = Unit(name, task, fields.attempt(request, "setup"))
+        self.unit = Unit(name, task, attempt)
         domain = tasks.dataset.domain
         prompt, tools = self.domain(domain)
         if self.tools is None:
