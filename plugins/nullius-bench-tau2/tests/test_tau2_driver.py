@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 
 import pytest
 from tau2_harness import STANDARD, Mcp, dataset_file
@@ -98,6 +99,43 @@ def test_a_conversation_through_the_mcp_server_reaches_reward_one(drivers, drive
     roles = [m["role"] for m in kept["messages"]]
     assert roles.count("tool") == len(criteria["actions"]) and roles.count("user") == 2
     assert kept["termination_reason"] == "user_stop"
+
+
+def chat(base_url: str, messages: list, tools: list) -> dict:
+    """One Chat Completions call, as an agent makes it (the reference agent's wire format)."""
+    body = json.dumps({"model": "agent-model", "messages": messages, "tools": tools}).encode()
+    request = urllib.request.Request(f"{base_url}/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return json.loads(reply.read())["choices"][0]["message"]
+
+
+def test_an_agent_whose_model_plays_the_expected_actions_reaches_reward_one(drivers, driver_env, model, simulator):
+    from nullius_bench_tau2.agent_player import agent_player
+
+    model.use(agent_player(json.loads(open(dataset_file(driver_env, "retail")).read())))
+    driver, unit = drivers["retail"], "u0000"
+    setup, first = open_conversation(driver, unit, simulator)
+    mcp = Mcp(driver_env, setup["mcp"][0])
+    try:
+        tools = [{"type": "function", "function": {"name": f"mcp__retail__{t['name']}", "description": t["description"],
+                                                   "parameters": t["inputSchema"]}} for t in mcp.tools()]
+        messages = [{"role": "user", "content": f"{setup['prompt']}\n\n{first['message']}"}]
+        for _ in range(30):  # the agent's loop: its model's tool calls go through the MCP server until it speaks
+            said = chat(model.openai_base_url, messages, tools)
+            messages.append(said)
+            if not said.get("tool_calls"):
+                break
+            for call in said["tool_calls"]:
+                text, error = mcp.call(call["function"]["name"].split("__")[-1], json.loads(call["function"]["arguments"]))
+                assert not error, text
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+    finally:
+        mcp.close()
+    transcript = [{"role": "user", "text": first["message"]}, {"role": "agent", "text": messages[-1]["content"]}]
+    assert driver.call("turn", unit=unit, transcript=transcript, simulator=simulator) == {"done": True}
+    score = driver.call("score", unit=unit, answer=messages[-1]["content"], transcript=transcript)
+    assert score["reward"] == 1.0 and score["passed"] is True, score
+    assert len([m for m in messages if m["role"] == "tool"]) == len(expected(driver_env, "retail", unit)["actions"])
 
 
 def test_a_wrong_tool_call_is_tau2s_error_result_and_the_conversation_goes_on(drivers, driver_env, simulator):
