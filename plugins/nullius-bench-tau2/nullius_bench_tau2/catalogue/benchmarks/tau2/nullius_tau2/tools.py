@@ -14,9 +14,11 @@ One JSON object per line each way:
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
+import shutil
 import socket
 import sys
 import tempfile
@@ -31,6 +33,7 @@ class ToolSocket:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="nullius-tau2-"))
         os.chmod(self.folder, 0o700)
+        atexit.register(shutil.rmtree, self.folder, ignore_errors=True)  # a killed driver's is left: a few bytes
         self.path = str(self.folder / "tools.sock")
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.path)
