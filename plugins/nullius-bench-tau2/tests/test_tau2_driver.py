@@ -64,7 +64,7 @@ def test_the_oracle_scores_one(drivers, dataset, units):
 
 def test_nop_passes_exactly_the_declared_no_change_tasks(drivers):
     declared = STANDARD["x-nop-passes"]
-    for dataset, units in {"airline": ["u0000", "u0001", "u0002", "u0010"], "retail": ["u0000", "u0010"]}.items():
+    for dataset, units in {"airline": ["u0000", "u0002"], "retail": ["u0000", "u0010"]}.items():
         for unit in units:
             drivers[dataset].call("setup", unit=unit)
             score = drivers[dataset].call("score", unit=unit, answer="", transcript=[])

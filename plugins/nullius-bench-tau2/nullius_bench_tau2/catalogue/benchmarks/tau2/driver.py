@@ -66,8 +66,14 @@ def main() -> int:
             reply = {"error": f"the driver failed: {type(exc).__name__}: {exc}"}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
+    if driver is not None:
+        driver.close()
+    replies.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stderr.flush()
+    # stdin closed, nothing left to keep: no thread (a simulator or judge call still waiting) holds the exit
+    os._exit(code)

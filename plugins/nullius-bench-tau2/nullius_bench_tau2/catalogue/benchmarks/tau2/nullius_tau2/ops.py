@@ -203,6 +203,11 @@ class Driver:
             unit.conversation.cut("a new conversation replaced it")
         unit.conversation, unit.record = None, None
 
+    def close(self) -> None:
+        self.drop()
+        if self.tools is not None:
+            self.tools.remove()
+
     def drop(self) -> None:
         if self.unit is not None:
             self.drop_conversation(self.unit)

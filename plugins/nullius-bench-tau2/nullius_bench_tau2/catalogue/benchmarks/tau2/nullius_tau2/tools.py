@@ -14,7 +14,6 @@ One JSON object per line each way:
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import secrets
@@ -33,7 +32,6 @@ class ToolSocket:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="nullius-tau2-"))
         os.chmod(self.folder, 0o700)
-        atexit.register(shutil.rmtree, self.folder, ignore_errors=True)  # a killed driver's is left: a few bytes
         self.path = str(self.folder / "tools.sock")
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.path)
@@ -54,6 +52,11 @@ class ToolSocket:
     def close_unit(self) -> None:
         with self._lock:
             self._token, self._tools, self._handler = "", [], None
+
+    def remove(self) -> None:
+        """The socket and its folder, at the driver's end (a killed driver's stay: a few bytes in the temp folder)."""
+        self._server.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def _accept(self) -> None:
         while True:
