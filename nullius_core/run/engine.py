@@ -87,6 +87,8 @@ class Engine:
                 # every process the run starts ends with it, however it ends
                 with lifetime.Lifetime.begin_run(job.path):
                     prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
+                    if prepared.original is not None and not self.spec.model:  # the setup's default: the run's model
+                        self.spec = attrs.evolve(self.spec, model=prepared.original.setup.asked)
                     return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])

@@ -114,3 +114,17 @@ def control_trajectory(facts: RunFacts, prompt: str, answer: str | None, started
         steps=steps,
         extra={"nullius_control": facts.control} if facts.control else None,
     )
+
+
+def held_trajectory(facts: RunFacts, prompt: str, transcript: list[dict[str, str]], started: datetime, finished: datetime) -> Trajectory:
+    """The conversation an upstream's own loop held (No agent · Original): setup's prompt, then each message it returned."""
+    steps = [Step(step_id=1, source="user", message=prompt, timestamp=iso(started))]
+    for number, message in enumerate(transcript, start=2):
+        source = "agent" if message.get("role") in ("agent", "assistant") else "user"
+        steps.append(Step(step_id=number, source=source, message=str(message.get("text", "")), timestamp=iso(finished)))
+    return Trajectory(
+        session_id=facts.job.name,
+        agent=TrajectoryAgent(name=facts.participant, version=__version__),
+        steps=steps,
+        extra={"nullius_setup": facts.prepared.original.setup.record()} if facts.prepared.original is not None else None,
+    )

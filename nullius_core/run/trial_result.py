@@ -26,7 +26,7 @@ from nullius_core.relay.usage import routes_used
 from nullius_core.run.agent_unit import AgentRun
 from nullius_core.run.capability_unit import CapabilityRun
 from nullius_core.run.voices import ROLES, record_folder
-from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, trace_of, usage_of
+from nullius_core.run.trial_records import agent_info, agent_trajectory, control_trajectory, held_trajectory, trace_of, usage_of
 
 if TYPE_CHECKING:
     from nullius_core.run.unit import RunFacts, Work
@@ -136,6 +136,8 @@ def _trajectory(facts: RunFacts, trial: TrialDir, ran: Ran, usage: Any, finished
     if ran.cap_run is not None:
         calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
         return agent_trajectory(facts, ran.cap_run.steps, calls, usage, None, [])
+    if facts.prepared.original is not None and ran.transcript and ran.prompt is not None:
+        return held_trajectory(facts, ran.prompt, ran.transcript, ran.started, finished)
     return control_trajectory(facts, ran.prompt, ran.answer, ran.started, finished)
 
 
