@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-import structlog
 
 from nullius_core.catalogue.catalogue import Catalogue
+from nullius_core.logs import get_logger
 from nullius_core.paths import Paths
 from nullius_core.plugins.hooks import Hooks, RegistrationFailure
 from nullius_core.plugins.manager import (
@@ -37,7 +37,7 @@ from nullius_core.plugins.registries import (
     RunnerRegistry,
 )
 
-log = structlog.get_logger("nullius.plugins")
+log = get_logger("nullius.plugins")
 
 _REGISTRARS = {
     "ports": "register_ports",

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from nullius_core.testing import isolated_env
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "plugins"
 
@@ -25,6 +27,23 @@ GROUPS = {
     "conflict": ["nullius-fixture-conflict"],
     "template": [str(ROOT / "examples" / "benchmark-plugin-template")],
 }
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile Nullius's own sources (the core, the bundled plugins, the plugin distributions) once, before any test.
+
+    Nearly every test runs `nullius` in subprocesses, each of which imports
+    the same modules: on a machine that sets PYTHONDONTWRITEBYTECODE (as CI
+    images often do) each of them would compile every module again. Python
+    reads a cached file only while it matches its source, so an edit is
+    never missed.
+    """
+    import compileall
+    import re
+
+    skip = re.compile(r"[/\\]catalogue[/\\]templates[/\\]")  # the scaffolds' templates are not Python until filled
+    for folder in [ROOT / "nullius_core", ROOT / "nullius_plugins", *sorted((ROOT / "plugins").glob("*/nullius_*"))]:
+        compileall.compile_dir(folder, quiet=2, rx=skip)
 
 
 def pip_install_target(target: Path, sources: list[str]) -> None:
@@ -63,3 +82,12 @@ def env_main(nullius_env: dict[str, str], installed: dict[str, Path]) -> dict[st
 @pytest.fixture
 def env_good(nullius_env: dict[str, str], installed: dict[str, Path]) -> dict[str, str]:
     return with_path(nullius_env, installed["good"])
+
+
+@pytest.fixture
+def env_shared_installs(tmp_path: Path, nullius_installs: Path) -> dict[str, str]:
+    """nullius_env, but for STANDARD_DIR: the session's, so an agent's, driver's or kit's environment is installed once a session.
+
+    For tests that are not about installing; those keep nullius_env's STANDARD_DIR of their own.
+    """
+    return isolated_env(tmp_path / "nullius", standard_dir=nullius_installs)

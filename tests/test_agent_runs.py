@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -103,13 +102,12 @@ def test_tool_calls_permissions_and_notices(env, fake_model, tmp_path):
         ("crash", "NonZeroAgentExitCodeError", True),
         ("exit", "AgentExitedError", True),
         ("garbage", "AgentProtocolError", False),
-        ("hang", "AgentTimeoutError", True),
+        # an agent that hangs past its turn limit (AgentTimeoutError, scored, the run goes on, nothing left):
+        # test_lifetime.py's run of mode=orphans, which hangs as mode=hang does and leaves processes too
     ],
 )
 def test_each_way_an_agent_fails_is_its_units_outcome(env, fake_model, tmp_path, mode, failure, scored):
-    started = time.monotonic()
-    extra = ["--limit", "2", "--job-name", mode]
-    result = run_agent(env, fake_model, mode, *extra) if mode != "hang" else _hang(env, fake_model, extra)
+    result = run_agent(env, fake_model, mode, "--limit", "2", "--job-name", mode)
     assert result.code == 0, result.output
     found = trials(tmp_path / "jobs" / mode)
     assert len(found) == 2  # the run went on
@@ -117,12 +115,6 @@ def test_each_way_an_agent_fails_is_its_units_outcome(env, fake_model, tmp_path,
         assert trial["exception_info"]["exception_type"] == failure
         assert (trial.get("verifier_result") is not None) == scored
     assert leftovers(tmp_path) == []
-    assert time.monotonic() - started < 300  # the 3 s turn limit held: not the default one
-
-
-def _hang(env, fake_model, extra):
-    # a turn limit of its own: a copy of the fixture catalogue whose benchmark gives the agent 3 s
-    return run_agent({**env, "NULLIUS_CATALOGUE": str(_catalogue(Path(env["NULLIUS_JOBS_DIR"]).parent, turn_seconds=3))}, fake_model, "hang", *extra)
 
 
 def test_no_grandchild_survives_its_agent(env, fake_model, tmp_path):

@@ -26,8 +26,8 @@ def reader(request: FakeRequest) -> Reply:
 
 
 @pytest.fixture
-def env(nullius_env, tmp_path):
-    return {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+def env(env_shared_installs, tmp_path):
+    return {**env_shared_installs, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
 
 
 def results(job: Path) -> dict[str, dict]:

@@ -24,8 +24,8 @@ def catalogue(tmp_path):
 
 
 @pytest.fixture
-def env(nullius_env, tmp_path, catalogue):
-    return {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+def env(env_shared_installs, tmp_path, catalogue):
+    return {**env_shared_installs, "NULLIUS_CATALOGUE": str(catalogue), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
 
 
 def conform(env, fake_model, participant, *extra):

@@ -55,8 +55,8 @@ def test_harbor_reads_control_jobs_errors_repeats_and_merges(harbor_python, null
         assert report["checked"]["trajectories"] == trials - (1 if name == "faults" else 0)
 
 
-def test_harbor_reads_the_real_benchmarks(harbor_python, nullius_env, tmp_path):
-    env = {**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path)}
+def test_harbor_reads_the_real_benchmarks(harbor_python, env_shared_installs, tmp_path):
+    env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path)}
     assert run_cli(["data", "add", "gsm8k", str(GSM8K_SEED)], env).code == 0
     for bench, limit in (("gsm8k", "40"), ("humaneval", "8")):
         result = run_cli(["run", bench, "oracle", "--limit", limit, "--job-name", bench], env)

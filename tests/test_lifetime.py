@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_agent_runs import KEY, _catalogue as catalogue, run_agent, trials
+from test_agent_runs import KEY, _catalogue as catalogue, leftovers, run_agent, trials
 
 from nullius_core.testing import run_cli
 
@@ -107,18 +107,25 @@ def test_a_killed_run_leaves_no_process_behind(env, fake_model, tmp_path):
 
 
 def test_a_run_ends_what_its_agent_left_out_of_its_group_too(env, fake_model, tmp_path):
+    """Agents that hang past their turn limit (3 s here) and leave processes: each unit times out, is scored, and nothing is left."""
+    started = time.monotonic()
     short = {**env, "NULLIUS_CATALOGUE": str(catalogue(tmp_path, turn_seconds=3))}  # the agent times out
-    result = run_agent(short, fake_model, "orphans", "--limit", "1", "--job-name", "o")
+    result = run_agent(short, fake_model, "orphans", "--limit", "2", "--job-name", "o")
     assert result.code == 0, result.output
     job = tmp_path / "jobs" / "o"
-    left = [int(p) for p in (job / "u0000" / ".work" / "workspace" / "orphans.txt").read_text().split()]
-    assert len(left) == 4
-    assert [pid for pid in left if _stat(pid) is not None and _stat(pid)[1] != "Z"] == []  # gone when the command returns
-    trial = trials(job)["u0000"]
-    assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
-    killed = " ".join(trial["standard"]["agent"]["killed_at_end"])
-    for pid in left[1:]:  # each sleep: in the group, in a session of its own, out of the tree
-        assert re.search(rf"\b{pid} sleep\b", killed), killed
+    found = trials(job)
+    assert sorted(found) == ["u0000", "u0001"]  # the run went on
+    for unit, trial in found.items():
+        left = [int(p) for p in (job / unit / ".work" / "workspace" / "orphans.txt").read_text().split()]
+        assert len(left) == 4
+        assert [pid for pid in left if _stat(pid) is not None and _stat(pid)[1] != "Z"] == []  # gone when the command returns
+        assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
+        assert trial.get("verifier_result") is not None  # a timed-out unit is still scored
+        killed = " ".join(trial["standard"]["agent"]["killed_at_end"])
+        for pid in left[1:]:  # each sleep: in the group, in a session of its own, out of the tree
+            assert re.search(rf"\b{pid} sleep\b", killed), killed
+    assert leftovers(tmp_path) == []
+    assert time.monotonic() - started < 300  # the 3 s turn limit held: not the default one
 
 
 def test_resume_refuses_while_a_process_of_the_killed_run_lives_in_the_job(env, tmp_path):

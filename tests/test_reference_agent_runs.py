@@ -19,10 +19,10 @@ KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """One home for the module: the reference agent is installed once."""
+def world(tmp_path_factory, nullius_installs):
+    """One home for the module; its installs (the reference agent, the kits' environments) in the session's STANDARD_DIR."""
     root = tmp_path_factory.mktemp("reference")
-    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
     with running_fake_model(f"{PLAYER}:respond") as fake:
         yield env, fake, root
 
@@ -173,19 +173,21 @@ def test_a_run_cancelled_mid_turn_leaves_no_agent_and_no_mcp_server(world):
 
     env, fake, root = world
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 60}}})
+    fake.clear()
     args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.tools/v1"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    homes = (str(root), env["STANDARD_DIR"])  # the agent and the kit's server run from the installs, their records under root
 
     def ours() -> list[str]:
         table = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout
-        return [line for line in table.splitlines() if str(root) in line and ("mcp_kit.py" in line or "reference/agent.py" in line)]
+        return [line for line in table.splitlines() if any(h in line for h in homes) and ("mcp_kit.py" in line or "reference/agent.py" in line)]
 
     try:
         deadline = time.monotonic() + 300  # the kit's environment may be installed first
-        while time.monotonic() < deadline and not any("mcp_kit.py" in line for line in ours()):
+        while time.monotonic() < deadline and not (fake.requests and any("mcp_kit.py" in line for line in ours())):
             time.sleep(0.2)
         assert any("mcp_kit.py" in line for line in ours()), "the kit's MCP server never started"
-        time.sleep(1)  # the turn is under way: the model's first byte is a minute off
+        assert fake.requests, "the agent never called the model"  # the turn is under way: the model's first byte is a minute off
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
     finally:

@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 import pluggy
-import structlog
 
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
+from nullius_core.logs import get_logger
 from nullius_core.plugins.registries import (
     AgentProtocolRegistry,
     BackendRegistry,
@@ -27,7 +27,7 @@ from nullius_core.plugins.registries import (
     RunnerRegistry,
 )
 
-log = structlog.get_logger("nullius.plugins")
+log = get_logger("nullius.plugins")
 
 
 @attrs.frozen

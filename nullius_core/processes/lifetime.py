@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import structlog
 
 from nullius_core.fsutil import append_line, read_json_lines
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.logs import get_logger
 from nullius_core.processes import proctable
 from nullius_core.secret_names import without_secrets
 
@@ -50,7 +50,7 @@ RUNS = Path(".work") / "runs.jsonl"  # in the job: each run of it (pid, watcher,
 GRACE = 3.0  # seconds between TERM and KILL at a launch's end
 WATCHER_WAIT = 30.0  # seconds a run's end waits for its watcher's sweep (and --resume for an earlier run's)
 
-log = structlog.get_logger("nullius.run")
+log = get_logger("nullius.run")
 
 
 def job_token(job_dir: Path) -> str:

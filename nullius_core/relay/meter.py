@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import structlog
-
+from nullius_core.logs import get_logger
 from nullius_core.relay.prices import PriceBook, call_cost
 
-log = structlog.get_logger("nullius.relay")
+log = get_logger("nullius.relay")
 
 
 class CostMeter:

@@ -23,11 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from nullius_core.logs import get_logger
 from nullius_core.relay.cleaning import SLICE, Cleaner, breathe, decode
 
-log = structlog.get_logger("nullius.relay")
+log = get_logger("nullius.relay")
 
 INLINE = 64 * 1024  # a call whose bodies hold more than this is cleaned off the event loop
 

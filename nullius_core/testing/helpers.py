@@ -28,8 +28,14 @@ _CONTROL_VARS = (
 )
 
 
-def isolated_env(root: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """An environment whose every Nullius location lies under `root`."""
+def isolated_env(root: Path, base: Mapping[str, str] | None = None, standard_dir: Path | None = None) -> dict[str, str]:
+    """An environment whose every Nullius location lies under `root`.
+
+    `standard_dir`: a STANDARD_DIR of its own instead (installs, upstream
+    clones, images), such as the session's `nullius_installs`, so that what
+    is installed once by digest is not installed again for every home; the
+    datasets stay under `root` (STANDARD_DATA_DIR, where they would be).
+    """
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _CONTROL_VARS}
     env.update(
         HOME=str(root / "home"),
@@ -37,6 +43,8 @@ def isolated_env(root: Path, base: Mapping[str, str] | None = None) -> dict[str,
         XDG_DATA_HOME=str(root / "data"),
         NULLIUS_JOBS_DIR=str(root / "jobs"),
     )
+    if standard_dir is not None:
+        env.update(STANDARD_DIR=str(standard_dir), STANDARD_DATA_DIR=str(root / "data" / "nullius" / "standard" / "datasets"))
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         Path(env[key]).mkdir(parents=True, exist_ok=True)
     return env

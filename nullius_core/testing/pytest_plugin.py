@@ -21,6 +21,18 @@ def nullius_env(tmp_path: Path) -> dict[str, str]:
     return isolated_env(tmp_path / "nullius")
 
 
+@pytest.fixture(scope="session")
+def nullius_installs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A STANDARD_DIR shared by the whole test session: `isolated_env(root, standard_dir=nullius_installs)`.
+
+    Environments are installed once per digest of what makes them (and
+    locked while installed), so every home pointed here installs an agent,
+    a driver or a kit's environment once for the session, as a user's
+    machine does. A test about installing keeps a STANDARD_DIR of its own.
+    """
+    return tmp_path_factory.mktemp("installs")
+
+
 @pytest.fixture
 def nullius_session(nullius_env: dict[str, str]) -> Callable[..., Session]:
     """`nullius_session(("name", plugin), ...)`: a session with inline plugins."""
@@ -56,4 +68,4 @@ def fake_model() -> Iterator[SyncFakeModel]:
         yield fake
 
 
-__all__: Iterable[str] = ["fake_model", "nullius_cli", "nullius_env", "nullius_session"]
+__all__: Iterable[str] = ["fake_model", "nullius_cli", "nullius_env", "nullius_installs", "nullius_session"]

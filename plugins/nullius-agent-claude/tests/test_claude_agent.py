@@ -1,8 +1,8 @@
 """Claude Agent ACP, installed from the npm registry, proves its ports through `nullius conform` against the fake model.
 
 The real CLI runs in a subprocess, with every Nullius location under the
-module's tmp folder (so the npm install is made once per module, in the
-module's STANDARD_DIR). The fake model plays the kits through Claude Code's
+module's tmp folder but STANDARD_DIR, the session's (`nullius_installs`: the
+npm install and the kits' environments are made once per session). The fake model plays the kits through Claude Code's
 own tools (nullius_agent_claude/player.py). The provider's key is given to Nullius, which
 keeps it in the relay: the agent sees only its route's token.
 """
@@ -27,9 +27,9 @@ PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.
 CONFORM_SECONDS = 600  # the first run installs from the npm registry
 
 
-def leftovers(root: Path) -> list[str]:
-    """Processes of this module's agents still alive: any whose command line or working folder lies under root."""
-    mine = str(root)
+def leftovers(root: Path, installs: str) -> list[str]:
+    """Processes of this module's agents still alive: any whose command line or working folder lies under root or the installs."""
+    mine = (str(root), installs)
     found = []
     listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
     for line in listing.splitlines():
@@ -38,23 +38,23 @@ def leftovers(root: Path) -> list[str]:
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             cwd = ""
-        if mine in args or cwd.startswith(mine):
+        if any(m in args or cwd.startswith(m) for m in mine):
             found.append(line.strip())
     return found
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """One isolated home for the module: Claude Agent ACP is installed into its STANDARD_DIR once."""
+def world(tmp_path_factory, nullius_installs):
+    """One isolated home for the module; Claude Agent ACP is installed into the session's STANDARD_DIR once."""
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.fail("node and npm must be on PATH: Claude Agent ACP is installed from the npm registry and runs on Node >= 18")
     root = tmp_path_factory.mktemp("claude")
-    env = {**isolated_env(root), "ANTHROPIC_API_KEY": KEY}
+    env = {**isolated_env(root, standard_dir=nullius_installs), "ANTHROPIC_API_KEY": KEY}
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
     env.pop("ANTHROPIC_BASE_URL", None)
     with running_fake_model(f"{PLAYER}:respond") as fake:
         yield env, fake, root
-    assert leftovers(root) == []
+    assert leftovers(root, env["STANDARD_DIR"]) == []
 
 
 def conform(world, *args: str) -> tuple[int, list[dict], str]:
@@ -132,7 +132,7 @@ def test_claude_proves_task_workspace_and_conversation(world):
     assert not any("nlr-" in json.dumps(r.headers) for r in requests)
 
     assert files_holding(jobs, KEY.encode()) == []  # not in records, workspaces, the agent's HOME
-    assert leftovers(root) == []
+    assert leftovers(root, env["STANDARD_DIR"]) == []
 
     listed = json.loads(run_cli(["list", "--json"], env).stdout)
     claude = next(a for a in listed["agents"] if a["ref"] == "claude")
@@ -163,7 +163,7 @@ def test_reasoning_effort_reaches_claude_code_as_its_effort_level(world, low_eff
     code, rows, stderr = conform(world, "--port", "agent.task/v1")
     assert code == 0, stderr
     assert {json.dumps(r.body.get("output_config")) for r in fake.requests} == {'{"effort": "medium"}'}
-    assert leftovers(root) == []
+    assert leftovers(root, env["STANDARD_DIR"]) == []
 
 
 def test_the_relay_records_claude_codes_effort(low_effort):
@@ -181,4 +181,4 @@ def test_a_model_that_answers_wrongly_proves_nothing(world):
     assert row["passed"] == "0/2" and not row["proven"], row
     job = Path(env["NULLIUS_JOBS_DIR"]) / row["job"]
     assert not list((job / "write-file" / ".work" / "workspace").glob("notes/*.txt"))
-    assert leftovers(root) == []
+    assert leftovers(root, env["STANDARD_DIR"]) == []

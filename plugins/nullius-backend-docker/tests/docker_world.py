@@ -1,4 +1,4 @@
-"""What the docker backend's tests share: one home whose reference agent is installed once, the fake model, docker itself.
+"""What the docker backend's tests share: one home (its installs in the session's STANDARD_DIR), the fake model, docker itself.
 
 These tests need docker (`.ci/run` installs Debian's docker.io and starts
 dockerd). Without it they fail, saying so; NULLIUS_TESTS_WITHOUT_DOCKER=1
@@ -37,11 +37,11 @@ def docker_or_fail() -> None:
 
 
 @pytest.fixture(scope="session")
-def world(tmp_path_factory):
-    """One home for the session: the reference agent and the kits' environments are installed once."""
+def world(tmp_path_factory, nullius_installs):
+    """One home for the session; the reference agent and the kits' environments in the session's STANDARD_DIR, installed once."""
     docker_or_fail()
     root = tmp_path_factory.mktemp("docker")
-    env = {**isolated_env(root), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
     with running_fake_model(f"{PLAYER}:respond") as fake:
         yield env, fake, root
 

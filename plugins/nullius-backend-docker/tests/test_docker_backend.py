@@ -68,14 +68,17 @@ def test_the_key_is_in_no_container_the_agent_has_no_network_and_a_killed_job_is
     try:
         deadline = time.monotonic() + 300
         running: list[dict] = []
+        pairs: list[tuple[dict, dict]] = []
         while time.monotonic() < deadline:
             running = _agent_containers(root)
-            if any(c["Name"].endswith("-agent") for c in running) and any(c["Name"].endswith("-door") for c in running):
+            # one unit's agent and its own door (the kit's units run side by side: each has its pair)
+            pairs = [(a, d) for a in running if a["Name"].endswith("-agent") for d in running
+                     if d["Name"] == a["Name"].removesuffix("-agent") + "-door"]
+            if pairs:
                 break
             time.sleep(0.3)
-        names = {c["Name"].rsplit("-", 1)[-1]: c for c in running}
-        assert {"agent", "door"} <= set(names), [c["Name"] for c in running]
-        agent, door = names["agent"], names["door"]
+        assert pairs, [c["Name"] for c in running]
+        agent, door = pairs[0]
         job = agent["Config"]["Labels"]["nullius.job"]
 
         # the key: in no container of the job at all (the relay is in Nullius's own process)
