@@ -15,7 +15,7 @@ from pathlib import Path
 from test_harbor_reads_jobs import harbor_check, harbor_python  # noqa: F401 - a fixture
 
 from nullius_core.paths import Paths
-from nullius_core.testing import run_cli
+from nullius_core.testing import isolated_env, run_cli
 
 KEY = "sk-upstream-held-by-the-relay-tau2-0123456789"
 
@@ -24,13 +24,15 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_tau2_conversations_with_an_agent_claude_and_the_original_setup(harbor_python, nullius_env, fake_model, tmp_path):  # noqa: F811
+def test_tau2_conversations_with_an_agent_claude_and_the_original_setup(harbor_python, nullius_installs, fake_model, tmp_path):  # noqa: F811
     from nullius_bench_tau2.agent_player import agent_player
 
-    env = {**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    # the session's installs: the agents' and the driver's environments are not what this test is about
+    env = {**isolated_env(tmp_path / "nullius", standard_dir=nullius_installs), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"),
+           "OPENAI_COMPATIBLE_API_KEY": KEY}
     first = run_cli(["run", "tau2", "nop", "--dataset", "airline", "--limit", "1", "--job-name", "nop"], env)  # installs the driver
     assert first.code == 0, first.output
-    tasks = next(Paths.from_env(env).standard_dir.glob("datasets/tau2/airline/*/tasks.json"))
+    tasks = next(Paths.from_env(env).data_dir.glob("tau2/airline/*/tasks.json"))
     fake_model.use(agent_player(json.loads(tasks.read_text())))
     way = ["--provider", "openai-compatible", "--base-url", fake_model.openai_base_url, "--dataset", "airline", "-j", "2"]
     runs = {
