@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -102,6 +103,7 @@ def print_json(data: Any) -> None:
 
 
 def console() -> Console:
-    # Piped output is read by people and tools alike: no wrapping at 80 columns.
-    width = None if sys.stdout.isatty() else 200
+    # Piped output is read by people and tools alike: no wrapping at 80 columns (COLUMNS, when set, says how wide).
+    columns = os.environ.get("COLUMNS", "")
+    width = None if sys.stdout.isatty() else int(columns) if columns.isdigit() and int(columns) > 0 else 200
     return Console(soft_wrap=False, highlight=False, width=width)

@@ -25,6 +25,7 @@ _CONTROL_VARS = (
     "STANDARD_DATA_DIR",
     "SECRETS_DIR",
     "NULLIUS_JOBS_DIR",
+    "COLUMNS",  # the width of piped tables: a test sees the default, whatever terminal ran it
 )
 
 
