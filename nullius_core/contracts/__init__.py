@@ -38,6 +38,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.contracts.sse", "`Event`: server-sent events as a model-API adapter reads them"),
     PublicModule("nullius_core.processes", "`start_process`, `end_process`, `kill_process`, `current`, `CappedLog`, `CappedCopy`: a process of the run (it dies with the run), its stderr kept capped"),
     PublicModule("nullius_core.links", "`noted`: a link not copied out of a workspace or container, noted as the core notes the workspace's"),
+    PublicModule("nullius_core.logs", "`get_logger(name)`: a logger whose lines go to stderr in the command's `--log-format` (a plugin logs through it, never structlog's unconfigured default, which prints to stdout)"),
     PublicModule("nullius_core.paths", "`Paths`: where Nullius keeps installs, images, jobs and the user catalogue"),
     PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),
     PublicModule("nullius_core.fsutil", "`append_line`, `read_json_lines`: records written a line at a time, readable after a kill"),

@@ -20,9 +20,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import structlog
 
 from nullius_core.plugins import ProviderRefused, ServeContext
+from nullius_core.logs import get_logger
 from nullius_core.processes import end_process, start_process
 from nullius_model_embedded import runtime
 from nullius_model_embedded.plugin import MODEL
@@ -30,7 +30,7 @@ from nullius_model_embedded.plugin import MODEL
 SERVER = Path(__file__).parent / "server" / "server.mjs"
 START_SECONDS = 120.0  # the model loads in about 2 s; a loaded machine gets room
 MAX_PARALLEL = 4
-log = structlog.get_logger("nullius.embedded")
+log = get_logger("nullius.embedded")
 
 
 def _setting(name: str, default: int) -> int:
