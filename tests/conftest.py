@@ -46,25 +46,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         compileall.compile_dir(folder, quiet=2, rx=skip)
 
 
-def pip_install_target(target: Path, sources: list[str]) -> None:
+def _pip_install_argv(target: Path, sources: list[str]) -> list[str]:
     paths = [s if os.path.isabs(s) else str(FIXTURES / s) for s in sources]
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(target), *paths],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    return [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(target), *paths]
+
+
+def pip_install_target(target: Path, sources: list[str]) -> None:
+    subprocess.run(_pip_install_argv(target, sources), check=True, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Group name -> the folder its distributions were installed into."""
+    """Group name -> the folder its distributions were installed into (the groups' pip installs run side by side)."""
     root = tmp_path_factory.mktemp("dists")
-    out = {}
-    for name, sources in GROUPS.items():
-        target = root / name
-        pip_install_target(target, sources)
-        out[name] = target
+    out = {name: root / name for name in GROUPS}
+    running = {name: subprocess.Popen(_pip_install_argv(out[name], sources), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for name, sources in GROUPS.items()}
+    for name, proc in running.items():
+        said, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"pip install of the fixture group {name!r} failed:\n{said[-3000:]}"
     return out
 
 

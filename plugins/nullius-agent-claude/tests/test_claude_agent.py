@@ -129,6 +129,9 @@ def test_claude_proves_task_workspace_and_conversation(world):
     offered = {t["name"] for t in requests[0].body["tools"]}
     assert {"Write", "Read", "Edit", "Bash", "Glob", "Grep"} <= offered, offered
     assert all(r.headers.get("x-api-key") == KEY for r in requests)  # the relay's key, not the agent's token
+    # reasoning_effort `default` is CLAUDE_CODE_EFFORT_LEVEL=default, which Claude Code reads as unset: its own choice,
+    # medium for this model name (test_reasoning_effort_reaches_claude_code_as_its_effort_level sets low)
+    assert {json.dumps(r.body.get("output_config")) for r in requests} == {'{"effort": "medium"}'}
     assert not any("nlr-" in json.dumps(r.headers) for r in requests)
 
     assert files_holding(jobs, KEY.encode()) == []  # not in records, workspaces, the agent's HOME
@@ -157,12 +160,8 @@ def test_reasoning_effort_reaches_claude_code_as_its_effort_level(world, low_eff
     assert all(r.body.get("thinking") == {"type": "adaptive"} for r in requests)
     config = json.loads((job / "config.json").read_text())
     assert config["standard"]["agent"]["options"] == {"reasoning_effort": "low"}
-    # `default` is CLAUDE_CODE_EFFORT_LEVEL=default, which Claude Code reads as unset: its own choice, medium for this model name
+    # `default` (medium for this model name): test_claude_proves_task_workspace_and_conversation's run, which leaves it unset
     env, fake, root = world
-    fake.clear()
-    code, rows, stderr = conform(world, "--port", "agent.task/v1")
-    assert code == 0, stderr
-    assert {json.dumps(r.body.get("output_config")) for r in fake.requests} == {'{"effort": "medium"}'}
     assert leftovers(root, env["STANDARD_DIR"]) == []
 
 
