@@ -57,6 +57,9 @@ _OUTSIDE = {"in_mean": False, "rerun": Rerun.RESUME}
 KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("EnvironmentSetupError", Phase.SETUP, "the driver's setup failed, or the unit's place or environment could not be made"),
     _kind("EnvironmentSecretMissingError", Phase.SETUP, "a licence the unit's environment needs is not set"),
+    _kind("SandboxBuildFailedError", Phase.SETUP, "the task's own image did not build (its output is the job's .work/own-*.log)",
+          harbor="sandbox_failed"),
+    _kind("HealthcheckError", Phase.SETUP, "the task's healthcheck did not pass before the agent was to start", harbor="sandbox_failed"),
     _kind("AgentSetupTimeoutError", Phase.AGENT, "the agent did not answer initialize or session/new in time",
           harbor="sandbox_failed"),
     _kind("AgentTimeoutError", Phase.AGENT, "the agent's turn took longer than its limit: cancelled, then scored", scored=True,
@@ -74,7 +77,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("ApiProviderResourceNotFoundError", Phase.PROVIDER, "the provider answered 404: a base URL (without /v1?) or a model it does not serve",
           harbor="model_provider_failed", **_OUTSIDE),
     _kind("VerifierError", Phase.VERIFIER, "the driver's score failed or replied without a reward"),
-    _kind("VerifierTimeoutError", Phase.VERIFIER, "the driver's score did not end in time", harbor="verifier_failed"),
+    _kind("VerifierTimeoutError", Phase.VERIFIER, "the driver's score, or the task's check, did not end in time", harbor="verifier_failed"),
+    _kind("RewardFileNotFoundError", Phase.VERIFIER, "the task's check wrote neither reward.txt nor reward.json", harbor="verifier_failed"),
+    _kind("RewardFileEmptyError", Phase.VERIFIER, "the task's check wrote an empty reward file", harbor="verifier_failed"),
+    _kind("VerifierOutputParseError", Phase.VERIFIER, "the task's reward file is not a finite number (reward.txt) or an object of them "
+          "(reward.json)", harbor="verifier_failed"),
     _kind("OracleError", Phase.DRIVER, "the driver's oracle failed"),
     _kind("DriverTurnError", Phase.DRIVER, "the driver's turn failed"),
     _kind("ProduceError", Phase.DRIVER, "the capability benchmark's produce failed"),

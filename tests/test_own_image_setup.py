@@ -45,6 +45,8 @@ def test_a_good_setup_is_read_whole():
         ({"verify": {"seconds": 0}}, "verify.seconds is 0: expected more than 0"),
         ({"verify": {"collect": "logs"}}, "verify.collect is 'logs': expected an absolute folder"),
         ({"verify": {"network": "yes"}}, "verify.network: expected true or false"),
+        ({"verify": {"clear": ["/"]}}, "verify.clear names '/': expected an absolute path inside, not / itself"),
+        ({"verify": {"clear": ["tests"]}}, "verify.clear names 'tests'"),
     ],
 )
 def test_a_malformed_field_is_named(change, named):
@@ -99,7 +101,7 @@ def test_own_image_fields_without_an_own_image_environment_are_the_units_setup_e
     from nullius_core.run.environments import EnvironmentProblem, unit_environment
 
     prepared = SimpleNamespace(
-        dataset=SimpleNamespace(environment=None), upstream_dir=None, entry=SimpleNamespace(key="ownbench", folder=OWNBENCH),
+        dataset=SimpleNamespace(environment=None), source_dir=OWNBENCH, entry=SimpleNamespace(key="ownbench", folder=OWNBENCH),
         bench=SimpleNamespace(environments={"task": Environment(image="own"), "tool": Environment(dockerfile="env/tool.Dockerfile")}),
     )
     for setup in ({**GOOD, "environment": None}, {**GOOD, "environment": "tool"}, {"prompt": "p", "verify": {"run": ["true"]}}):

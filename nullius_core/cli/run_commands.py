@@ -226,7 +226,7 @@ def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, part
         benchmark=std.benchmark_ref,
         participant=std.participant,
         jobs_dir=job.path.parent,
-        dataset=std.dataset,
+        dataset=std.dataset_folder or std.dataset,
         limit=std.limit,
         concurrency=std.concurrency,
         repeat=std.repeat,
@@ -272,6 +272,9 @@ def data_add(target: str, file: Path) -> None:
     except data.DataError as exc:
         raise Refused(str(exc)) from None
     click.echo(f"{entry.key}/{name}: {stored} (sha256 {dataset.sha256})")
+
+
+NAMED = ("leaked", "passing", "failing", "errored")  # the units a failed check names
 
 
 @click.command("prove")
@@ -325,7 +328,8 @@ def prove_cmd(benchmark: str, **options: Any) -> None:
             for check in checks:
                 verdict = {"passed": "passed", "failed": "FAILED", "not checked": "NOT CHECKED"}[check.state]
                 detail = check.record.get("passed") or check.record.get("failed") or check.record.get("not_checked") or ""
-                click.echo(f"{benchmark}/{dataset} {check.name}: {verdict} {detail}".rstrip())
+                named = "; ".join(f"{key}: {', '.join(check.record[key])}" for key in NAMED if check.record.get(key))
+                click.echo(f"{benchmark}/{dataset} {check.name}: {verdict} {detail} {named}".rstrip())
     if any(c.state == "failed" for checks in result.values() for c in checks):
         sys.exit(PROVE_FAILED)  # a check not checked failed nothing: its line says so, and it is not recorded as a pass
 

@@ -22,10 +22,11 @@ OP_SECONDS = {"units": 600.0, "setup": 120.0, "oracle": 120.0, "score": 60.0, "t
 class DriverError(Exception):
     """An op that did not give a reply: its error, a timeout, a dead driver or a reply that is not JSON."""
 
-    def __init__(self, op: str, failure: Failure, message: str):
+    def __init__(self, op: str, failure: Failure, message: str, kind: str | None = None):
         self.op = op
         self.failure = failure
         self.message = message
+        self.kind = kind  # the reply's own `exception_type`, when it named one (the engine keeps it if its table has it)
         super().__init__(f"driver op {op!r} {_verb(failure)}: {message}")
 
 

@@ -53,6 +53,7 @@ class Steps:
 @attrs.frozen(kw_only=True)
 class Verify(Steps):
     collect: str | None = None  # a folder inside, copied into the trial's verifier/
+    clear: list[str] = attrs.field(factory=list)  # absolute paths inside removed before the files go in: what the agent left there never counts
     network: bool = False  # the check's command gets the egress proxy
     keep_processes: bool = False  # what the agent left running stays up during the check
 
@@ -108,6 +109,10 @@ class NotRun(ValueError):
     """The unit cannot run here, for a reason its message says whole ("not run: ..."): its setup error."""
 
 
+class BuildFailed(Exception):
+    """The task's own image could not be built (or pulled): the unit's SandboxBuildFailedError, Harbor's name for it."""
+
+
 class VerifyProblem(Exception):
     """The check cannot be run as the standard asks (a process that cannot be stopped): a VerifierError."""
 
@@ -161,6 +166,9 @@ def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
         _paths(verify, "verify")
         if verify.collect is not None and not verify.collect.startswith("/"):
             raise OwnImageProblem(f"setup's verify.collect is {verify.collect!r}: expected an absolute folder inside")
+        for path in verify.clear:
+            if not path.startswith("/") or path.rstrip("/") == "" or ".." in Path(path).parts:
+                raise OwnImageProblem(f"setup's verify.clear names {path!r}: expected an absolute path inside, not / itself")
     return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark)
 
 

@@ -60,6 +60,14 @@ class Dataset:
 
 
 @attrs.frozen(kw_only=True)
+class DatasetFolders:
+    """A benchmark that takes a user's folder as its dataset (`--dataset PATH`), pinned by the sha256 of every file in it."""
+
+    summary: str
+    environment: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class HostInstall:
     apt: list[str] | None = None
     npm: list[str] | None = None
@@ -268,23 +276,25 @@ class ResolvedBenchmark:
     controls: Controls | None
     environments: dict[str, Environment]
     proven: dict[str, dict[str, Any]]
+    dataset_folders: DatasetFolders | None = None
 
     @property
     def ref(self) -> str:
         return f"{self.key}@{self.version}" if self.version else self.key
 
     @property
-    def default_dataset(self) -> str:
+    def default_dataset(self) -> str | None:
+        """The dataset a run takes when it names none; None for a benchmark whose datasets are folders only."""
         if self.standard.dataset and self.standard.dataset in self.datasets:
             return self.standard.dataset
-        return next(iter(self.datasets))
+        return next(iter(self.datasets), None)
 
 
 @attrs.frozen(kw_only=True)
 class Standard:
     """A benchmark of the standard, or a port's kit when `kit` is set."""
 
-    datasets: dict[str, Dataset]
+    datasets: dict[str, Dataset] = attrs.field(factory=dict)
     schema: Literal["nullius.standard/v1"] = STANDARD_SCHEMA
     name: str | None = None
     summary: str | None = None
@@ -303,6 +313,7 @@ class Standard:
     controls: Controls | None = None
     options: dict[str, Option] | None = None
     environments: dict[str, Environment] | None = None
+    dataset_folders: DatasetFolders | None = None
     setups: dict[str, Setup] | None = None
     kit: Kit | None = None
     proven: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -334,6 +345,7 @@ class Standard:
             controls=block.controls or self.controls,
             environments=dict(block.environments or self.environments or {}),
             proven=dict(block.proven) if self.versions is not None else dict(self.proven),
+            dataset_folders=self.dataset_folders,
         )
 
     def _upstreams(self) -> list[tuple[tuple[str, ...], Upstream | None]]:
@@ -346,8 +358,8 @@ class Standard:
         ]
 
     def _invariants(self) -> Issues:
-        if not self.datasets:
-            yield ("datasets",), "expected at least one dataset, found an empty object"
+        if not self.datasets and self.dataset_folders is None:
+            yield ("datasets",), "expected at least one dataset (or dataset_folders: a folder as the dataset), found none"
         for name in self.datasets:
             if not KEY_NAME.match(name):
                 yield ("datasets", name), f"expected a dataset name of lowercase letters, digits, '.', '-' or '_', found {name!r}"
@@ -406,3 +418,6 @@ class Standard:
         for name, ds in self.datasets.items():
             if ds.environment is not None and ds.environment not in environments:
                 yield ("datasets", name, "environment"), f"expected a declared environment, found {ds.environment!r}"
+        folders = self.dataset_folders
+        if folders is not None and folders.environment is not None and folders.environment not in environments:
+            yield ("dataset_folders", "environment"), f"expected a declared environment, found {folders.environment!r}"

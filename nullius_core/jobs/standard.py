@@ -153,6 +153,7 @@ class JobStandard:
     judge: VoiceRecord | None
     like_leaderboard: bool
     setup: SetupRecord | None
+    dataset_folder: str | None = None  # a folder as the dataset (--dataset PATH): where it was; its files are the job's dataset.sha256
     merged_from: list[MergedShard] | None = None  # a merged job's shards (nullius merge)
     merged_despite: list[str] | None = None  # what differed between them, merged with --force
 

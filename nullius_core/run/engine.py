@@ -35,6 +35,7 @@ from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
 from nullius_core.run import budget
 from nullius_core.run.environments import BoxLender
+from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
 from nullius_core.run.participant import start_served
 from nullius_core.run.plan import resumed_work, unit_problem
@@ -195,7 +196,11 @@ class Engine:
         if not resuming:
             job.path.mkdir(parents=True, exist_ok=True)
             job.write_config(config)
+            if prepared.folder is not None:  # what the folder held when the job ran: `sha256sum -c` checks it
+                (job.path / MANIFEST).write_text(prepared.folder.manifest())
         std = self._standard_of(job, config)
+        if resuming and prepared.folder is not None and changed(prepared.folder, std.dataset_sha256):
+            raise RunRefused(f"{changed(prepared.folder, std.dataset_sha256)}; resume it as it was, or run it as a new job")
         lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
         self.progress.attach(job.path / "progress.jsonl")
         todo = self._todo(job, work, retry_errors) if resuming else work
@@ -249,7 +254,7 @@ class Engine:
             raise RunRefused(f"{prepared.bench.ref}: {exc}") from None
         self._spare = driver  # the first worker takes it over
         units = reply.get("units")
-        problem = unit_problem(units, prepared.dataset.units)
+        problem = unit_problem(units, prepared.units_pin)
         if problem:
             raise RunRefused(f"{prepared.bench.ref}: the driver's units: {problem}")
         return list(units)  # type: ignore[arg-type]

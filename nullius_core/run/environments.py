@@ -18,7 +18,7 @@ import attrs
 
 from nullius_core.contracts.backend import Backend, RunContext, UnitPlace
 from nullius_core.contracts.environment import UnitEnvironment
-from nullius_core.contracts.own_image import OwnImageProblem, read_own
+from nullius_core.contracts.own_image import BuildFailed, OwnImageProblem, read_own
 from nullius_core.licences import SecretStore
 from nullius_core.licences.handout import Handout, hand_out
 
@@ -53,7 +53,7 @@ def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> Uni
     definition = declared[name]
     own = None
     if definition.image == "own":
-        source = Path(prepared.upstream_dir or prepared.entry.folder)  # build and copy name folders of the upstream
+        source = prepared.source_dir  # build and copy name folders of the upstream (of the dataset, for a folder)
         try:
             own = read_own(setup, source, prepared.entry.key)
         except OwnImageProblem as exc:
@@ -100,6 +100,8 @@ async def enter(facts: RunFacts, backend: Backend, place: UnitPlace, setup: dict
     except Exception as exc:  # noqa: BLE001 - an image that cannot be built is this unit's setup error
         if handout is not None:
             handout.remove()
+        if isinstance(exc, BuildFailed):
+            raise EnvironmentProblem(str(exc), "SandboxBuildFailedError", environment) from None
         message = str(exc) if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: {exc}"
         raise EnvironmentProblem(message, "EnvironmentSetupError", environment) from None
     return place, handout

@@ -30,7 +30,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
         "n_concurrent_trials": spec.concurrency,
         "agents": [{"name": spec.participant, "model_name": spec.model}],
         "environment": environment_of(prepared.backend.name),  # else Harbor reads every job as docker
-        "datasets": [{"path": str(prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
+        "datasets": [{"path": str(prepared.folder.path if prepared.folder else prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
         "standard": written(JobStandard(
             job_id=str(uuid.uuid4()),
             created_at=iso(started),
@@ -66,6 +66,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             judge=_voice(prepared, "judge"),
             like_leaderboard=spec.like_leaderboard,
             setup=SetupRecord(**prepared.original.setup.record()) if prepared.original is not None else None,
+            dataset_folder=str(prepared.folder.path) if prepared.folder is not None else None,
         )),
     }
 

@@ -34,7 +34,7 @@ def resumed_work(job: JobDir, work: list[Work], retry_errors: bool) -> tuple[dic
     return standing, todo
 
 
-def unit_problem(units: Any, pinned: int) -> str | None:
+def unit_problem(units: Any, pinned: int | None) -> str | None:
     """Why a `units` reply is not a usable list of units, or None."""
     if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
         return "expected a list of strings"
@@ -45,6 +45,8 @@ def unit_problem(units: Any, pinned: int) -> str | None:
         seen: set[str] = set()
         dupe = next(u for u in units if u in seen or seen.add(u))  # type: ignore[func-returns-value]
         return f"ids must be unique; {dupe!r} comes twice"
-    if len(units) != pinned:
+    if pinned is None and not units:
+        return "no units: the folder holds no task"
+    if pinned is not None and len(units) != pinned:
         return f"{len(units)} units, but the dataset pins {pinned}"
     return None

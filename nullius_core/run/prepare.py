@@ -28,6 +28,7 @@ from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.relay import upstreams
 from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
+from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder
 from nullius_core.run.progress import Progress
 from nullius_core.run.setups import ORIGINAL, PreparedOriginal, choose
 from nullius_core.run.spec import RunSpec
@@ -54,6 +55,17 @@ class Prepared:
     voices: dict[str, Voice] = attrs.field(factory=dict)  # the simulated user and the judge the run asks (voices.py)
     voice_upstream: Upstream | None = None  # a control's: where its judge is asked (an agent's run asks its own provider)
     original: PreparedOriginal | None = None  # No agent · Original: the upstream's own answerer (setups.py)
+    folder: FolderDataset | None = None  # a user's folder as the dataset (--dataset PATH): the files it holds, pinned
+
+    @property
+    def units_pin(self) -> int | None:
+        """How many units `units` must give: the dataset's pin; None for a folder, whose units are what it holds."""
+        return None if self.folder is not None else self.dataset.units
+
+    @property
+    def source_dir(self) -> Path:
+        """What a task's own image builds from and copies in from: the dataset's folder, the upstream's clone, or the benchmark's folder."""
+        return Path(self.folder.path if self.folder is not None else self.upstream_dir or self.entry.folder)
 
     @property
     def relay_upstream(self) -> Upstream | None:
@@ -100,10 +112,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         raise RunRefused(f"{bench.ref} is the kit of {standard.kit.port}: kits prove agents (nullius conform), they are not run")
     if bench.driver is None:
         raise RunRefused(f"{bench.ref} has no driver")
-    dataset_name = spec.dataset or bench.default_dataset
-    if dataset_name not in bench.datasets:
-        raise RunRefused(f"{bench.ref} has no dataset {dataset_name!r} (datasets: {', '.join(bench.datasets)})")
-    dataset = bench.datasets[dataset_name]
+    dataset_name, dataset, folder = choose_dataset(bench, spec.dataset)
     options = resolve_options(standard.options or {}, spec.bench_options, dataset_name, bench.ref)
     backend = session.backends.get(spec.backend)
     if backend is None:
@@ -138,7 +147,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         venv_python = install_dir / ".venv" / "bin" / "python"
         install_python = venv_python if venv_python.exists() else None
     try:
-        dataset_file = data.resolve(
+        dataset_file = folder.path if folder is not None else data.resolve(
             paths,
             entry.key,
             dataset_name,
@@ -164,12 +173,35 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         dataset_file=dataset_file,
         install_dir=install_dir,
         upstream_dir=clone,
+        folder=folder,
         agent=agent,
         proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
         voices=voices if agent is None or getattr(agent, "upstream", None) is not None else {},
         voice_upstream=voice_upstream,
         original=original,
     )
+
+
+def choose_dataset(bench: ResolvedBenchmark, asked: str | None) -> tuple[str, Dataset, FolderDataset | None]:
+    """The dataset a run asked for: a declared one by name, or a folder by path where the benchmark takes folders."""
+    folders = bench.dataset_folders
+    if names_a_folder(asked) and asked not in bench.datasets:
+        if folders is None:
+            raise RunRefused(f"{bench.ref} takes no folder as its dataset (datasets: {', '.join(bench.datasets)}); {asked} is not one of them")
+        try:
+            folder = read_folder(str(asked))
+        except FolderProblem as exc:
+            raise RunRefused(str(exc)) from None
+        summary = f"the folder {folder.path} ({len(folder.files)} files)"
+        return folder.name, Dataset(units=len(folder.files), summary=summary, sha256=folder.sha256, environment=folders.environment), folder
+    name = asked or bench.default_dataset
+    if name is None:
+        assert folders is not None  # a benchmark without datasets takes folders (its definition is checked)
+        raise RunRefused(f"{bench.ref} takes a folder as its dataset: --dataset PATH ({folders.summary})")
+    if name not in bench.datasets:
+        takes = f"; or a folder, --dataset PATH ({folders.summary})" if folders is not None else ""
+        raise RunRefused(f"{bench.ref} has no dataset {name!r} (datasets: {', '.join(bench.datasets) or 'none'}{takes})")
+    return name, bench.datasets[name], None
 
 
 def _original(session: Session, spec: RunSpec, bench: ResolvedBenchmark) -> PreparedOriginal:

@@ -1,7 +1,7 @@
 """`nullius prove`: a benchmark's four checks per dataset, and the records they leave in standard.json.
 
 units   two `units` calls give the same ids: unique, plain, as many as the pin says
-leak    after `setup`, the oracle's answer and the lines it writes are not already
+leak    after `setup`, the oracle's answer and the lines it writes (and, in a task's own image, its check's lines) are not already
         in the prompt or the workspace (a reference under 12 characters is not looked for)
 nop     a job of the nop control: nothing passes, or every score at the floor, up to `expect`
 oracle  a job of the oracle control: everything passes, or every score at the ceiling
@@ -29,6 +29,7 @@ from nullius_core import aio
 from nullius_core.catalogue.proofs import apply_check, not_looked_for, write_record
 from nullius_core.contracts.backend import init_repository
 from nullius_core.contracts.driver import OP_SECONDS, DriverError
+from nullius_core.contracts.refused import RunRefused
 from nullius_core.definitions import Control, read_json, write_json
 from nullius_core.jobs.standard import JobRecordError, read_trial_own, standard_of
 from nullius_core.jobs.layout import JobDir
@@ -71,11 +72,14 @@ def prove(session: Session, request: ProveRequest, progress: Progress) -> dict[s
     from nullius_core.catalogue.listing import resolve_benchmark
 
     entry, bench = resolve_benchmark(session.catalogue, request.benchmark)
+    if not request.dataset and not bench.datasets and bench.dataset_folders is not None:
+        raise RunRefused(f"{bench.ref} takes a folder as its dataset: prove it with --dataset PATH ({bench.dataset_folders.summary})")
     datasets = [request.dataset] if request.dataset else list(bench.datasets)
     out: dict[str, list[Check]] = {}
-    for name in datasets:
-        out[name] = _prove_dataset(session, request, name, progress)
-        _record(session, entry, bench.version, name, out[name])
+    for asked in datasets:
+        name, checks = _prove_dataset(session, request, asked, progress)
+        out[name] = checks
+        _record(session, entry, bench.version, name, checks)
         session.forget_catalogue()
     return out
 
@@ -94,27 +98,36 @@ def _spec(request: ProveRequest, dataset: str, control: str) -> RunSpec:
     )
 
 
-def _prove_dataset(session: Session, request: ProveRequest, dataset: str, progress: Progress) -> list[Check]:
+def _prove_dataset(session: Session, request: ProveRequest, asked: str, progress: Progress) -> tuple[str, list[Check]]:
+    """The dataset's name (a folder's own, for --dataset PATH) and its checks."""
     today = date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="nullius-prove-") as scratch:
-        prepared = prepare(session, _spec(request, dataset, "oracle"), progress, Path(scratch) / "driver")
+        prepared = prepare(session, _spec(request, asked, "oracle"), progress, Path(scratch) / "driver")
         units, leak = aio.run(_units_and_leak(prepared, request, Path(scratch)))
+    dataset = prepared.dataset_name
     checks = [units]
     if not units.ok:
-        return checks  # no control runs on units that are not sound
+        return dataset, _dated(checks, today, request, prepared)  # no control runs on units that are not sound
     checks.append(leak)
     controls = prepared.bench.controls
     for control in ("nop", "oracle"):
         declared = getattr(controls, control) if controls else None
         job = request.jobs.get(control)
         if job is None:
-            outcome = Engine(session, _spec(request, dataset, control), progress).run()
+            outcome = Engine(session, _spec(request, asked, control), progress).run()
             job = outcome.job_dir
         checks.append(_control_check(control, declared, JobDir(job), prepared, dataset, request))
+    return dataset, _dated(checks, today, request, prepared)
+
+
+def _dated(checks: list[Check], today: str, request: ProveRequest, prepared: Prepared) -> list[Check]:
     for check in checks:
         check.record["date"] = today
         if request.shard is not None:
             check.record["shard"] = str(request.shard)
+        if prepared.folder is not None:  # which folder, as it was: a changed folder is another dataset
+            check.record["folder"] = str(prepared.folder.path)
+            check.record["sha256"] = prepared.folder.sha256
     return checks
 
 
@@ -126,7 +139,7 @@ async def _units_and_leak(prepared: Prepared, request: ProveRequest, scratch: Pa
             second = (await driver.call("units", {"dataset": prepared.dataset_name}, OP_SECONDS["units"])).get("units")
         except DriverError as exc:
             return Check("units", False, {"units": 0, "failed": str(exc)}), Check("leak", False, {})
-        problem = unit_problem(first, prepared.dataset.units) or (None if first == second else "two calls gave different ids")
+        problem = unit_problem(first, prepared.units_pin) or (None if first == second else "two calls gave different ids")
         if problem:
             return Check("units", False, {"units": len(first) if isinstance(first, list) else 0, "failed": problem}), Check("leak", False, {})
         units = Check("units", True, {"units": len(first), "passed": f"{len(first)} ids, the same twice, unique"})
@@ -134,6 +147,23 @@ async def _units_and_leak(prepared: Prepared, request: ProveRequest, scratch: Pa
         return units, await _leak(driver, prepared, [p.unit for p in chosen], scratch, request.limit)
     finally:
         await driver.close()
+
+
+def _check_lines(setup: dict[str, Any], source: Path) -> set[str]:
+    """A task in its own image: the lines of the check's files (verify.copy, verify.write), which the prompt must not hold.
+
+    Comments and a script's first line are left out: they say what a check
+    does, not what it expects.
+    """
+    verify = setup.get("verify")
+    if not isinstance(verify, dict):
+        return set()
+    texts = [text for text in (verify.get("write") or {}).values() if isinstance(text, str)]
+    for folder in (verify.get("copy") or {}):
+        root = (source / str(folder)).resolve()
+        if root.is_relative_to(source.resolve()) and root.is_dir():
+            texts += ["\n".join(lines) for lines in _file_lines(root).values()]
+    return {line for text in texts for line in (raw.strip() for raw in text.splitlines()) if len(line) >= SHORT and not line.startswith("#")}
 
 
 def _file_lines(folder: Path) -> dict[str, set[str]]:
@@ -165,7 +195,7 @@ async def _leak(driver: Any, prepared: Prepared, units: list[str], scratch: Path
             return Check("leak", False, {"units": len(units), "failed": f"{unit}: {exc}"})
         after = _file_lines(workspace)
         written = {line for path, lines in after.items() for line in lines - before.get(path, set()) if len(line) >= SHORT}
-        sought = ([answer.strip()] if len(answer.strip()) >= SHORT else []) + sorted(written)
+        sought = ([answer.strip()] if len(answer.strip()) >= SHORT else []) + sorted(written | _check_lines(setup, prepared.source_dir))
         if not sought:
             short += 1
             continue
@@ -204,6 +234,8 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         problems.append(f"the job is of {config.benchmark_ref} {config.control} on {config.dataset}")
     n = passed = errors = 0
     total = 0.0
+    against: list[str] = []  # the trials whose score breaks the bound: a nop that passed, an oracle that did not
+    errored: list[str] = []
     for trial in job.trials():
         result = trial.read_result()
         if result is None or (result.get("verifier_result") is None and result.get("exception_info") is None):
@@ -219,6 +251,7 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         n += 1
         if result.get("exception_info") is not None:
             errors += 1
+            errored.append(f"{trial.name} ({result['exception_info'].get('exception_type')})")
             continue
         reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
         if isinstance(reward, bool) or not isinstance(reward, (int, float)):
@@ -226,6 +259,8 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
             continue
         total += reward
         passed += 1 if own.passed else 0
+        if _against(control, kind, bool(own.passed), float(reward), bound):
+            against.append(trial.name)
     value = (passed / n if kind == "pass" else total / n) if n else 0.0
     within = value <= bound["at_most"] if "at_most" in bound else value >= bound["at_least"]
     ok = n > 0 and errors == 0 and within and not problems
@@ -242,9 +277,20 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         record["limit"] = limit
     if errors:
         record["errors"] = errors
+    if against and not ok:
+        record["passing" if control == "nop" else "failing"] = against[:50]
+    if errored:
+        record["errored"] = errored[:50]
     if problems:
         record["problems"] = problems[:20]
     return Check(control, ok, record)
+
+
+def _against(control: str, kind: str, passed: bool, reward: float, bound: dict[str, float]) -> bool:
+    """Whether one trial's score alone breaks the control's bound (what prove names)."""
+    if kind == "pass":
+        return passed if control == "nop" else not passed
+    return reward > bound["at_most"] if "at_most" in bound else reward < bound["at_least"]
 
 
 def _record(session: Session, entry: Any, version: str | None, dataset: str, checks: list[Check]) -> Path:

@@ -89,7 +89,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         config=config,
         agent_info=agent_info(facts),
         agent_result=usage,
-        verifier_result=VerifierResult(rewards={"reward": reward}) if reward is not None else None,
+        verifier_result=VerifierResult(rewards={"reward": reward, **(ran.score or {}).get("rewards", {})}) if reward is not None else None,
         exception_info=exception,
         started_at=iso(ran.started),
         finished_at=iso(finished),
@@ -120,7 +120,7 @@ def _scored(trial: TrialDir, ran: Ran, kind: str) -> tuple[str, float | None, bo
     reward = float(score["reward"])
     passed = score.get("passed") if kind == "pass" else None
     trial.write_text("verifier/reward.txt", f"{reward:g}\n")
-    trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "detail", "passed", "parts") if k in score})
+    trial.write_json("verifier/score.json", {k: score[k] for k in ("reward", "rewards", "detail", "passed", "parts") if k in score})
     if not (trial.verifier / "test-stdout.txt").exists():  # a task's own check wrote its own: it stays whole
         trial.write_text("verifier/test-stdout.txt", verifier_text(score))  # where Harbor's Verifier tab looks
     if kind == "pass":

@@ -17,7 +17,7 @@ import attrs
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
-from nullius_core.failures import CALL_FAILURES
+from nullius_core.failures import CALL_FAILURES, KINDS
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
 from nullius_core.jobs.layout import JobDir, TrialDir
@@ -101,6 +101,9 @@ def _error(op: str, exc: DriverError) -> TrialError:
     kind = OP_EXCEPTION.get(op, "CauseUnknownError")
     if op == "score" and exc.failure == "timeout":
         kind = "VerifierTimeoutError"
+    named = KINDS.get(exc.kind or "")
+    if named is not None and named.phase is KINDS[kind].phase:  # the driver's own name for it (Harbor's), of the op's phase
+        kind = named.name
     return TrialError(kind, str(exc))
 
 
@@ -315,6 +318,8 @@ async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:
         raise TrialError("OracleError", f"the oracle's solve could not run: {exc}") from None
     if code is None:
         raise TrialError("OracleError", f"the oracle's solve did not end in {steps.seconds:g} s")
+    if code != 0:  # as Harbor's OracleAgent: said beside its output, and the check still runs
+        trial.write_text("agent/exit-code.txt", f"{code}\n")
 
 
 async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
@@ -339,6 +344,10 @@ def check_score(score: dict[str, Any], kind: str) -> None:
     reward = score.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not math.isfinite(reward):
         raise TrialError("VerifierError", f"score replied without a finite number as reward: {reward!r}")
+    rewards = score.get("rewards")
+    if rewards is not None and not (isinstance(rewards, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in rewards.values())):
+        raise TrialError("VerifierError", f"score replied rewards that are not an object of finite numbers: {rewards!r}")
     passed = score.get("passed")
     if kind == "pass" and not isinstance(passed, bool):
         raise TrialError("VerifierError", "score of a benchmark that passes or fails replied without passed: true or false")

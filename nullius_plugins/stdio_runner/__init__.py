@@ -100,7 +100,8 @@ class StdioDriver:
                 await self._kill("it printed JSON that is not an object")
                 raise DriverError(op, "garbage", _preview(raw))
             if "error" in reply:
-                raise DriverError(op, "error", str(reply["error"]))
+                kind = reply.get("exception_type")
+                raise DriverError(op, "error", str(reply["error"]), kind if isinstance(kind, str) else None)
             return reply
 
     async def _exit_code(self) -> int | None:

@@ -27,6 +27,7 @@ from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.room import DockerRoom, hardened
 from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.contracts.own_image import BuildFailed
 
 CHECK_MEMORY = "2g"
 CHECK_PIDS = "512"
@@ -46,7 +47,7 @@ class DockerBackend:
         self._env_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
-        self._env_failures: dict[tuple[str, str], str] = {}  # why an image could not be made, once per run
+        self._env_failures: dict[tuple[str, str], Exception] = {}  # why an image could not be made, once per run
         self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
         self.job_dir = Path("/tmp")
         self.progress: Any = None
@@ -129,12 +130,13 @@ class DockerBackend:
 
         async with self._env_locks.setdefault(key, asyncio.Lock()):
             if key in self._env_failures:  # tried once this run: the others are told why, not built again
-                raise DockerError(self._env_failures[key])
+                failed = self._env_failures[key]
+                raise type(failed)(str(failed))
             if key not in self._env_tags:
                 try:
                     self._env_tags[key] = await asyncio.to_thread(make, say)
-                except DockerError as exc:
-                    self._env_failures[key] = str(exc)
+                except (DockerError, BuildFailed) as exc:
+                    self._env_failures[key] = exc
                     raise
         return self._env_tags[key]
 

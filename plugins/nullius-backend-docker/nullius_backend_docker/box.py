@@ -139,6 +139,8 @@ class DockerBox:
             await self._stop_the_agent(verify, verifier_dir)
         finally:
             await changes
+        if verify.clear:  # as root: what the agent planted where the check's files go (its own /tests, a reward file) never counts
+            await dockercli.arun(["exec", "--user", "0", self.name, "rm", "-rf", "--", *verify.clear], timeout=120)
         await self._put(verify)
         env: dict[str, str] = {}
         egress = None

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO
 
 from nullius_backend_docker import buildonce, dockercli
+from nullius_backend_docker.dockercli import DockerError
+from nullius_core.contracts.own_image import BuildFailed
 
 BUILD_SECONDS = 3600
 
@@ -52,9 +54,12 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
             return subprocess.run([dockercli.docker_binary(), "pull", pull], stdout=out, stderr=subprocess.STDOUT,
                                   timeout=BUILD_SECONDS, env=dockercli.client_env(None)).returncode
 
-        return buildonce.once(pull, log, images_dir / "own.lock", fetch, found="here already, used as it is", making="pulling",
-                              failed=lambda code: f"the task's image {pull} could not be pulled (docker pull exit {code}: "
-                                                          f"{buildonce.last_line(log)})", say=say)
+        try:
+            return buildonce.once(pull, log, images_dir / "own.lock", fetch, found="here already, used as it is", making="pulling",
+                                  failed=lambda code: f"the task's image {pull} could not be pulled (docker pull exit {code}: "
+                                                      f"{buildonce.last_line(log)})", say=say)
+        except DockerError as exc:
+            raise BuildFailed(str(exc)) from None
     assert build is not None
     folder = (source / build).resolve()
     tag = tag_for(benchmark, build, context_hash(folder, base))
@@ -66,9 +71,13 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
             stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_SECONDS, env=dockercli.client_env(None),
         ).returncode
 
-    return buildonce.once(tag, log, images_dir / "own.lock", make, found=f"built before from {folder}, used as it is",
-                          making=f"building {folder}", say=say,
-                          failed=lambda code: f"the task's image {build!r} did not build (docker build exit {code}); see {log}")
+    try:
+        return buildonce.once(tag, log, images_dir / "own.lock", make, found=f"built before from {folder}, used as it is",
+                              making=f"building {folder}", say=say,
+                              failed=lambda code: f"the task's image {build!r} did not build (docker build exit {code}: "
+                                                  f"{buildonce.last_line(log)}); see {log}")
+    except DockerError as exc:
+        raise BuildFailed(str(exc)) from None
 
 
 def facts(tag: str) -> tuple[str, list[str]]:

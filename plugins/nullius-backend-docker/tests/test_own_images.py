@@ -35,11 +35,11 @@ def outcomes(found: dict[str, dict]) -> dict[str, str]:
     return {u: t["standard"]["outcome"] for u, t in found.items()}
 
 
-def failed_for_setup(result, job: Path) -> None:
+def failed_for_setup(result, job: Path, kind: str = "EnvironmentSetupError") -> None:
     """Every unit of the run errored in its setup (a reason not the agent's): the run says it failed, exit 1, and why."""
     assert result.code == 1, result.output
     summary = json.loads((job / "result.json").read_text())["standard"]
-    assert summary["state"] == "failed" and "EnvironmentSetupError" in summary["reason"], summary
+    assert summary["state"] == "failed" and kind in summary["reason"], summary
 
 
 def test_controls_run_in_the_tasks_own_image_on_either_backend(world):
@@ -158,7 +158,7 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     assert refused["exception_type"] == "EnvironmentSetupError" and "--backend docker" in refused["exception_message"]
 
 
-def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_path):
+def test_an_own_image_that_cannot_be_built_is_the_units_sandbox_build_failure(world, tmp_path):
     env, _, _ = world
     catalogue = tmp_path / "catalogue" / "benchmarks"
     catalogue.mkdir(parents=True, exist_ok=True)
@@ -168,11 +168,12 @@ def test_an_own_image_that_cannot_be_built_is_the_units_setup_error(world, tmp_p
     env = {**env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
     stopped = set(docker("ps", "-aq", "--filter", "status=exited").split())
     result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", "own-broken"], env)
-    failed_for_setup(result, Path(env["NULLIUS_JOBS_DIR"]) / "own-broken")
+    failed_for_setup(result, Path(env["NULLIUS_JOBS_DIR"]) / "own-broken", "SandboxBuildFailedError")
     assert set(docker("ps", "-aq", "--filter", "status=exited").split()) == stopped  # the failed step's container went too
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     found = trials(jobs, "own-broken")
-    assert {u: t["exception_info"]["exception_type"] for u, t in found.items()} == {u: "EnvironmentSetupError" for u in found}
+    kinds = {u: t["exception_info"]["exception_type"] for u, t in found.items()}
+    assert kinds == {**{u: "SandboxBuildFailedError" for u in found}, "badpull": "EnvironmentSetupError"}  # its pull is malformed
     message = found["answer"]["exception_info"]["exception_message"]
     log = jobs / "own-broken" / ".work" / "own-tasks-answer-environment.log"
     assert "did not build" in message and str(log) in message
@@ -271,9 +272,9 @@ def test_an_image_pinned_by_digest_is_pulled_then_used_as_it_is(world, tmp_path)
         missing = f"{repo}@sha256:{'0' * 64}"
         driver.write_text(driver.read_text().replace(digest, missing))
         result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", "own-unpulled"], env)
-        failed_for_setup(result, jobs / "own-unpulled")
+        failed_for_setup(result, jobs / "own-unpulled", "SandboxBuildFailedError")
         failed = trials(jobs, "own-unpulled")["answer"]["exception_info"]
-        assert failed["exception_type"] == "EnvironmentSetupError"
+        assert failed["exception_type"] == "SandboxBuildFailedError"
         assert failed["exception_message"].startswith(f"the task's image {missing} could not be pulled (docker pull exit 1: ")
     subprocess.run(["docker", "rmi", digest], capture_output=True)
 

@@ -1,0 +1,1 @@
+"""Harbor task folders as a Nullius benchmark."""

@@ -1,0 +1,156 @@
+"""A folder of Harbor tasks as units, each read with Harbor's own models (harbor.models.task.task.Task).
+
+The folder is the dataset: a task folder itself (it holds task.toml) is one
+unit; otherwise every folder in it that holds a task.toml is one, in name
+order (Harbor's LocalDatasetConfig lists them the same way, but passes over
+the ones that do not validate: here such a task is a unit whose setup fails,
+saying why). Paths in a setup reply are relative to the dataset folder,
+which is what Nullius builds and copies from.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from harbor.models.task.config import NetworkMode, TaskOS
+from harbor.models.task.task import Task
+from harbor.utils.env import resolve_env_vars
+from pydantic import ValidationError
+
+CONFIG = "task.toml"
+LOGS = "mkdir -p /logs/agent /logs/verifier /logs/artifacts"
+
+
+class NotMapped(ValueError):
+    """A feature of the task this version does not run: its setup error, naming the feature and why."""
+
+
+def task_dirs(folder: Path) -> dict[str, Path]:
+    """Unit id -> task folder."""
+    if (folder / CONFIG).is_file():
+        return {folder.name: folder}
+    return {p.name: p for p in sorted(folder.iterdir()) if p.is_dir() and (p / CONFIG).is_file()}
+
+
+def load(folder: Path, unit: str) -> tuple[Task, str]:
+    """The unit's Task and its folder relative to the dataset folder ("." for a dataset that is one task)."""
+    found = task_dirs(folder).get(unit)
+    if found is None:
+        raise ValueError(f"no task {unit!r} in {folder}")
+    try:
+        task = Task(found)
+    except ValidationError as exc:
+        raise ValueError(f"{found / CONFIG}: " + "; ".join(_pydantic(e) for e in exc.errors())) from None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"{found}: not a Harbor task Harbor 0.25 reads: {exc}") from None
+    return task, found.relative_to(folder).as_posix() if found != folder else "."
+
+
+def _pydantic(error: dict[str, Any]) -> str:
+    where = ".".join(str(p) for p in error.get("loc", ())) or "(top)"
+    return f"{where}: {error.get('msg')}"
+
+
+def _join(rel: str, *parts: str) -> str:
+    return "/".join(p for p in (rel if rel != "." else "", *parts) if p)
+
+
+def refused(task: Task) -> list[str]:
+    """The task's features this version does not run, each with its reason (empty: it runs)."""
+    c = task.config
+    env = c.environment
+    out = []
+    if c.steps:
+        out.append("steps (a multi-step task): each step's agent turn and check are not run in sequence yet")
+    if (task.paths.environment_dir / "docker-compose.yaml").exists() or (task.paths.environment_dir / "docker-compose.yml").exists():
+        out.append("environment/docker-compose.yaml (several services): compose environments are not run yet")
+    if env.os != TaskOS.LINUX:
+        out.append(f"environment.os {env.os.value}: only Linux images run")
+    if env.gpus or env.gpu_types or env.tpu:
+        out.append("environment.gpus/gpu_types/tpu: no accelerator is handed to a box")
+    if env.healthcheck is not None:
+        out.append("environment.healthcheck: a readiness check before the agent is not run yet")
+    if env.skills_dir:
+        out.append("environment.skills_dir: skills are not staged for the agent yet")
+    if env.env:
+        out.append("environment.env: variables for the agent's processes are not handed into the box yet")
+    if env.network_mode == NetworkMode.ALLOWLIST:
+        out.append("environment.network_mode allowlist: the egress proxy does not filter by host yet")
+    if c.agent.user is not None or c.verifier.user is not None:
+        out.append("agent.user / verifier.user: the box runs as its image's user")
+    if c.verifier.environment is not None or (c.verifier.environment_mode is not None and c.verifier.environment_mode.value == "separate"):
+        out.append("verifier.environment (a separate verifier container): the check runs where the work is")
+    if c.artifacts:
+        out.append("artifacts: copying them into the trial's artifacts/ is not done yet")
+    if task.paths.trajectory_path.exists():
+        out.append("trajectory.json (prior context for the agent): not seeded")
+    for server in env.mcp_servers:
+        if server.transport != "stdio":
+            out.append(f"environment.mcp_servers {server.name!r}: transport {server.transport} (only stdio servers are handed to the agent)")
+    return out
+
+
+def setup_reply(task: Task, rel: str) -> dict[str, Any]:
+    """The unit's setup: the instruction, its own image, its limits, its check."""
+    problems = refused(task)
+    if problems:
+        raise NotMapped("not run: this task uses " + "; ".join(problems))
+    c = task.config
+    env = c.environment
+    image: dict[str, Any] = {"pull": env.docker_image} if env.docker_image else {"build": _join(rel, "environment")}
+    if env.memory_mb:
+        image["memory_mb"] = env.memory_mb
+    if env.cpus:
+        image["cpus"] = env.cpus
+    reply: dict[str, Any] = {"prompt": task.instruction, "environment": "task", "image": image, "verify": verify(task, rel)}
+    if env.workdir:
+        reply["workdir"] = env.workdir
+    if c.agent.timeout_sec:
+        reply["agent_seconds"] = c.agent.timeout_sec
+    mcp = [{"name": s.name, "command": [s.command, *s.args]} for s in env.mcp_servers if s.transport == "stdio" and s.command]
+    if mcp:
+        reply["mcp"] = mcp
+    return reply
+
+
+def verify(task: Task, rel: str) -> dict[str, Any]:
+    """Harbor's Verifier: stale rewards gone, tests/ copied to /tests after the agent, test.sh run with [verifier] env, /logs/verifier collected."""
+    script = task.paths.discovered_test_path_for(task.config.environment.os)
+    if script is None:
+        raise NotMapped(f"not run: {task.paths.tests_dir} holds no test.sh")
+    inside = "/tests/" + script.relative_to(task.paths.tests_dir).as_posix()
+    command = f"{LOGS} && chmod +x {inside} && exec {_env_prefix(task.config.verifier.env, 'verifier.env')}{inside}"
+    return {
+        "copy": {_join(rel, "tests"): "/tests"},
+        "clear": ["/tests", "/logs/verifier"],  # what the agent left there (its own tests, a reward file) never counts
+        "run": ["bash", "-c", command],
+        "collect": "/logs/verifier",
+        "seconds": task.config.verifier.timeout_sec,
+        "network": task.config.environment.network_mode != NetworkMode.NO_NETWORK,
+        "keep_processes": True,  # Harbor's shared verifier runs beside what the agent left running (a service it started)
+    }
+
+
+def solve(task: Task, rel: str) -> dict[str, Any]:
+    """Harbor's OracleAgent: solution/ copied to /solution, solve.sh run with [solution] env and DEBIAN_FRONTEND=noninteractive."""
+    script = task.paths.discovered_solve_path_for(task.config.environment.os)
+    if script is None:
+        raise ValueError(f"{task.paths.solution_dir} holds no solve.sh")
+    inside = "/solution/" + script.relative_to(task.paths.solution_dir).as_posix()
+    solution_env = {"DEBIAN_FRONTEND": "noninteractive", **task.config.solution.env}
+    command = f"{LOGS} && chmod +x {inside} && exec {_env_prefix(solution_env, 'solution.env')}{inside}"
+    return {"copy": {_join(rel, "solution"): "/solution"}, "run": ["bash", "-c", command],
+            "seconds": task.config.agent.timeout_sec or 600.0}
+
+
+def _env_prefix(env: dict[str, str], where: str) -> str:
+    """`env K=V ... ` for the command, the values resolved as Harbor resolves them (${VAR}, ${VAR:-default} from this process)."""
+    if not env:
+        return ""
+    try:
+        resolved = resolve_env_vars(env)
+    except ValueError as exc:
+        raise NotMapped(f"not run: {where}: {exc} (a driver is handed no variable named like a secret)") from None
+    return "env " + " ".join(shlex.quote(f"{k}={v}") for k, v in resolved.items()) + " "

@@ -1,0 +1,116 @@
+"""A folder of Harbor tasks run as the benchmark `harbor` on docker: each way a task can go wrong is its recorded outcome, with Harbor's name.
+
+The tasks are written here (harbor_tasks.py) in Harbor 0.25's format; the
+driver reads them with Harbor's own models, in its own Python 3.12
+environment (installed once a session), and the tasks' images build on this
+machine's base image (NULLIUS_BASE).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harbor_tasks import CHECK_42, write_task
+
+from nullius_core.testing import run_cli
+
+RUN_SECONDS = 1800  # the first run installs the driver's environment (harbor 0.25.0 and its 91 pins) and builds the images
+
+
+def trials(job: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in job.glob("*/result.json")}
+
+
+def kinds(found: dict[str, dict]) -> dict[str, str | None]:
+    return {u: (t.get("exception_info") or {}).get("exception_type") for u, t in found.items()}
+
+
+def failing_folder(root: Path) -> Path:
+    folder = root / "failing"
+    write_task(folder, "good", toml="[verifier]\ntimeout_sec = 120.0\n[environment]\nmemory_mb = 512\ncpus = 1\n")
+    write_task(folder, "no-reward", test_sh="#!/bin/bash\necho 'checked, and wrote no reward'\n")
+    write_task(folder, "bad-json", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\necho '{\"reward\": ' > /logs/verifier/reward.json\n")
+    write_task(folder, "empty-reward", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\n: > /logs/verifier/reward.txt\n")
+    write_task(folder, "slow", test_sh="#!/bin/bash\nsleep 600\n", toml="[verifier]\ntimeout_sec = 3.0\n")
+    write_task(folder, "broken-image", dockerfile="ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\nRUN exit 3\n")
+    write_task(folder, "bad-solve", solve_sh="#!/bin/bash\necho 'cannot solve it' >&2\nexit 3\n")
+    write_task(folder, "json-wins", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+               "echo '{\"reward\": 0.5, \"style\": 1}' > /logs/verifier/reward.json\n")
+    write_task(folder, "env-passed", test_sh='#!/bin/bash\nmkdir -p /logs/verifier\n[ "$MODE" = strict ] && cat /app/mode > /logs/verifier/reward.txt\n',
+               solve_sh='#!/bin/bash\n[ "$SOLVER" = harbor ] && echo 1 > /app/mode\n',
+               toml='[verifier.env]\nMODE = "strict"\n[solution.env]\nSOLVER = "${NULLIUS_TEST_UNSET_VAR:-harbor}"\n')
+    write_task(folder, "healthcheck", toml='[environment.healthcheck]\ncommand = "true"\n')
+    write_task(folder, "bad-toml", toml='[agent]\ntimeout_sec = "soon"\n')
+    return folder
+
+
+def test_each_way_a_harbor_task_goes_wrong_is_its_own_outcome_and_the_run_goes_on(harbor_world):
+    env, _, root = harbor_world
+    folder = failing_folder(root)
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "harbor", "oracle", "--dataset", str(folder), "--backend", "docker", "-j", "3", "--job-name", "failing"],
+                     env, timeout=RUN_SECONDS)
+    assert result.code == 0, result.output
+    found = trials(jobs / "failing")
+    assert kinds(found) == {
+        "good": None, "json-wins": None, "env-passed": None, "bad-solve": None,
+        "no-reward": "RewardFileNotFoundError", "bad-json": "VerifierOutputParseError", "empty-reward": "RewardFileEmptyError",
+        "slow": "VerifierTimeoutError", "broken-image": "SandboxBuildFailedError",
+        "healthcheck": "EnvironmentSetupError", "bad-toml": "EnvironmentSetupError",
+    }
+    rewards = {u: (t.get("verifier_result") or {}).get("rewards") for u, t in found.items() if t.get("verifier_result")}
+    assert rewards == {"good": {"reward": 1.0}, "env-passed": {"reward": 1.0}, "bad-solve": {"reward": 0.0},
+                       "json-wins": {"reward": 0.5, "style": 1.0}}  # reward.json wins over reward.txt, every key kept
+    job = jobs / "failing"
+    # the oracle's solve that failed: said beside its output, as Harbor's OracleAgent does, and the check still ran
+    assert (job / "bad-solve" / "agent" / "exit-code.txt").read_text() == "3\n"
+    assert "cannot solve it" in (job / "bad-solve" / "agent" / "solve-stdout.txt").read_text()
+    assert "checked, and wrote no reward" in (job / "no-reward" / "verifier" / "test-stdout.txt").read_text()
+    messages = {u: (t.get("exception_info") or {}).get("exception_message", "") for u, t in found.items()}
+    assert "not run: this task uses environment.healthcheck" in messages["healthcheck"]
+    assert "task.toml: agent.timeout_sec: Input should be a valid number" in messages["bad-toml"]
+    assert "did not build (docker build exit 1" in messages["broken-image"] or "did not build" in messages["broken-image"]
+    # the task's own limits, from task.toml, as the box ran with them
+    good = found["good"]
+    assert good["task_name"] == "good" and good["source"] == "failing"
+    assert json.loads((job / "config.json").read_text())["standard"]["dataset_folder"] == str(folder.resolve())
+
+
+def test_prove_names_the_task_whose_oracle_fails_and_the_one_an_empty_agent_passes(harbor_world):
+    env, _, root = harbor_world
+    folder = root / "linted"
+    write_task(folder, "sound")
+    write_task(folder, "unsolved", solve_sh="#!/bin/bash\necho 41 > /app/answer.txt\n")
+    write_task(folder, "always", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n")
+    write_task(folder, "leaky", instruction="Write 42 into /app/answer.txt. The check reads:\n"
+               "if [ \"$(cat /app/answer.txt 2>/dev/null)\" = \"42\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+    result = run_cli(["prove", "harbor", "--dataset", str(folder)], env, timeout=RUN_SECONDS)
+    assert result.code == 1, result.output
+    lines = {line.split(":", 1)[0]: line for line in result.stdout.splitlines() if line.startswith("harbor/linted ")}
+    assert lines["harbor/linted oracle"].endswith("failing: unsolved")
+    assert lines["harbor/linted nop"].endswith("passing: always")
+    assert "leaked: leaky" in lines["harbor/linted leak"]
+    assert CHECK_42.splitlines()[2] not in (folder / "sound" / "instruction.md").read_text()
+
+
+def test_an_agent_cannot_plant_the_check_or_its_reward(harbor_world):
+    """The reference agent, played by the fake model, plants its own /tests/test.sh and a reward of 1: the task's own check decides."""
+    env, fake, root = harbor_world
+    folder = root / "tamper"
+    plant = ("mkdir -p /tests /logs/verifier; printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/test.sh; "
+             "echo extra > /tests/extra.txt; echo 1 > /logs/verifier/reward.txt; echo 41 > answer.txt; pwd > where.txt")
+    write_task(folder, "tamper", instruction=f"Write 42 into /app/answer.txt.\n<!-- nullius-play: {plant} -->\n",
+               test_sh=CHECK_42 + "ls /tests > /logs/verifier/tests-seen.txt\n")
+    write_task(folder, "honest", instruction="Write 42 into /app/answer.txt.\n<!-- nullius-play: echo 42 > /app/answer.txt -->\n")
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "harbor", "reference", "--dataset", str(folder), "--model", "fake-model", "--provider", "openai-compatible",
+                      "--base-url", fake.openai_base_url, "--backend", "docker", "--job-name", "tamper"], env, timeout=RUN_SECONDS)
+    assert result.code == 0, result.output
+    found = trials(jobs / "tamper")
+    assert {u: t["verifier_result"]["rewards"]["reward"] for u, t in found.items()} == {"tamper": 0.0, "honest": 1.0}
+    seen = (jobs / "tamper" / "tamper" / "verifier" / "tests-seen.txt").read_text().split()
+    assert seen == ["test.sh"]  # its /tests went before the task's were copied in
+    changes = (jobs / "tamper" / "tamper" / "agent" / "container-changes.txt").read_text()
+    assert "/app/answer.txt" in changes and "/tests/extra.txt" in changes  # what it did is on record
+    assert env["OPENAI_COMPATIBLE_API_KEY"] not in (jobs / "tamper" / "tamper" / "agent" / "acp.jsonl").read_text()
