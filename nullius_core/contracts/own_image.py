@@ -59,6 +59,27 @@ class Verify(Steps):
 
 
 @attrs.frozen(kw_only=True)
+class Healthcheck:
+    """Run in the box after it starts, before the agent or the oracle: it must pass (exit 0) first, as Docker's HEALTHCHECK."""
+
+    run: list[str]
+    interval: float = 5.0  # between tries, after the start period
+    timeout: float = 30.0  # one try's limit
+    start_period: float = 0.0  # failures in it do not count
+    start_interval: float = 5.0  # between tries in the start period
+    retries: int = 3  # failures in a row that make it fail
+
+
+@attrs.frozen(kw_only=True)
+class Artifact:
+    """A path inside copied out after the agent (or the oracle) ends, before the check: into the trial's artifacts/."""
+
+    source: str  # absolute, inside the box
+    destination: str  # relative to the trial's artifacts/
+    exclude: list[str] = attrs.field(factory=list)  # tar patterns left out of a folder
+
+
+@attrs.frozen(kw_only=True)
 class OwnUnit:
     """One unit's own image, as its setup asked for it; `source` is the folder `build` and `copy` are relative to."""
 
@@ -67,6 +88,10 @@ class OwnUnit:
     verify: Verify | None
     source: Path
     benchmark: str
+    env: dict[str, str] = attrs.field(factory=dict)  # the box's own environment: every process in it (the agent's, the check's) has it
+    healthcheck: Healthcheck | None = None
+    artifacts: list[Artifact] = attrs.field(factory=list)
+    dirs: list[str] = attrs.field(factory=list)  # absolute folders made (writable by all) as the box starts: Harbor's /logs/* mounts
 
 
 @attrs.frozen(kw_only=True)
@@ -95,6 +120,10 @@ class Box(Protocol):
         """What the agent (or the oracle) changed in the container (`docker diff`), one path a line; taken once,
         before the check's files go in (`verify` takes it then)."""
 
+    async def collect_artifacts(self, artifacts: list[Artifact], folder: Path) -> list[dict[str, Any]]:
+        """Each artifact copied into `folder` (the trial's artifacts/); one entry a path, as Harbor's manifest.json has them:
+        {source, destination, type: file|directory, status: ok|failed|empty, service: None, exclude}."""
+
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
         """Stop the agent's processes (unless kept), put the check's files in, run it, collect its files.
 
@@ -103,6 +132,10 @@ class Box(Protocol):
 
     async def close(self) -> None:
         """End the box and what it started; give the agent's HOME back to this machine's user."""
+
+
+class NotReady(Exception):
+    """The box's healthcheck did not pass: the unit's HealthcheckError, saying what the last try said."""
 
 
 class NotRun(ValueError):
@@ -161,6 +194,7 @@ def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
     workdir = setup.get("workdir")
     if workdir is not None and (not isinstance(workdir, str) or not workdir.startswith("/")):
         raise OwnImageProblem(f"setup's workdir is {workdir!r}: expected an absolute path inside the image")
+    extra = _extras(setup)
     verify = _checked(setup["verify"], Verify, "verify") if setup.get("verify") is not None else None
     if verify is not None:
         _paths(verify, "verify")
@@ -169,7 +203,30 @@ def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
         for path in verify.clear:
             if not path.startswith("/") or path.rstrip("/") == "" or ".." in Path(path).parts:
                 raise OwnImageProblem(f"setup's verify.clear names {path!r}: expected an absolute path inside, not / itself")
-    return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark)
+    return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark, **extra)
+
+
+def _extras(setup: dict[str, Any]) -> dict[str, Any]:
+    """`env`, `healthcheck` and `artifacts`, checked."""
+    env = _checked(setup.get("env") or {}, dict[str, str], "env")
+    for name in env:
+        if not name or "=" in name or not name.replace("_", "").isalnum():
+            raise OwnImageProblem(f"setup's env names {name!r}: expected a variable's name (letters, digits, _)")
+    check = _checked(setup["healthcheck"], Healthcheck, "healthcheck") if setup.get("healthcheck") is not None else None
+    if check is not None and (not check.run or check.retries < 1 or min(check.interval, check.timeout, check.start_interval) <= 0):
+        raise OwnImageProblem("setup's healthcheck: expected a command, retries of 1 or more, and intervals and a timeout above 0")
+    artifacts = _checked(setup.get("artifacts") or [], list[Artifact], "artifacts")
+    for i, artifact in enumerate(artifacts):
+        if not artifact.source.startswith("/") or ".." in Path(artifact.source).parts:
+            raise OwnImageProblem(f"setup's artifacts[{i}].source is {artifact.source!r}: expected an absolute path inside, without '..'")
+        dest = Path(artifact.destination)
+        if dest.is_absolute() or ".." in dest.parts or artifact.destination.strip("/") in ("", ".", "manifest.json"):
+            raise OwnImageProblem(f"setup's artifacts[{i}].destination is {artifact.destination!r}: expected a relative path, not manifest.json")
+    dirs = _checked(setup.get("dirs") or [], list[str], "dirs")
+    for path in dirs:
+        if not path.startswith("/") or ".." in Path(path).parts or path.rstrip("/") == "":
+            raise OwnImageProblem(f"setup's dirs names {path!r}: expected an absolute folder inside, not / itself")
+    return {"env": env, "healthcheck": check, "artifacts": artifacts, "dirs": dirs}
 
 
 def read_solve(reply: dict[str, Any]) -> Steps | None:

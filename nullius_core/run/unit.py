@@ -16,7 +16,7 @@ import attrs
 
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.contracts.own_image import NotRun, OwnImageProblem, VerifyProblem, read_solve
+from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve
 from nullius_core.failures import CALL_FAILURES, KINDS
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
@@ -213,6 +213,8 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
         try:
             agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, ran.base,
                                        ran.handout, ran.voices)
+        except NotReady as exc:
+            raise TrialError("HealthcheckError", str(exc)) from None
         except NotRun as exc:
             raise TrialError("EnvironmentSetupError", str(exc)) from None
         except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
@@ -314,6 +316,8 @@ async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:
         raise TrialError("OracleError", "the oracle replied a solve, which runs only in a task's own image")
     try:
         code = await place.box.solve(steps, trial.agent / "solve-stdout.txt")
+    except NotReady as exc:
+        raise TrialError("HealthcheckError", str(exc)) from None
     except (VerifyProblem, OSError) as exc:
         raise TrialError("OracleError", f"the oracle's solve could not run: {exc}") from None
     if code is None:
@@ -328,7 +332,12 @@ async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
         return {}
     own = place.environment.own
     try:
+        if own.artifacts:  # after the agent, before the check's files go in: what it left, as Harbor collects it
+            entries = await place.box.collect_artifacts(own.artifacts, trial.path / "artifacts")
+            trial.write_json("artifacts/manifest.json", entries)
         verified = await place.box.verify(own.verify, trial.verifier) if own.verify is not None else None
+    except NotReady as exc:  # nop: the box first starts here
+        raise TrialError("HealthcheckError", str(exc)) from None
     except (VerifyProblem, OSError) as exc:  # OSError: docker failed under it
         raise TrialError("VerifierError", str(exc)) from None
     finally:

@@ -31,7 +31,7 @@ from nullius_backend_docker import boxfiles, dockercli
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.door import EGRESS_PORT
 from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
-from nullius_core.contracts.own_image import NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
+from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
 from nullius_core.processes import start_process
 
 if TYPE_CHECKING:
@@ -79,13 +79,36 @@ class DockerBox:
             if self.own.image.cpus:
                 limits += ["--cpus", f"{self.own.image.cpus:g}"]
             argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.door.network if self.door.started else "none",
-                    "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir,
-                    "--entrypoint", "sleep", *limits]
+                    "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir, *limits]
             for volume in volumes:
                 argv += ["--volume", volume]
                 self._points.append(volume.split(":")[1])
-            await dockercli.arun([*argv, self.tag, "infinity"], timeout=120)
+            flags, cli_env = dockercli.by_name(self.own.env)  # the task's variables, by name: their values stay off the argument list
+            await dockercli.arun([*argv, *flags, *self._keep_alive()], env=cli_env, timeout=120)
             self._started = True
+            if self.own.healthcheck is not None:
+                await self._healthy(self.own.healthcheck)
+
+    def _keep_alive(self) -> list[str]:
+        """`sleep infinity` keeps the box up; with `dirs`, a shell makes them first and becomes it (no docker call more)."""
+        if not self.own.dirs:
+            return ["--entrypoint", "sleep", self.tag, "infinity"]
+        return ["--entrypoint", "sh", self.tag, "-c", 'mkdir -p "$@" && chmod 777 "$@"; exec sleep infinity', "sh", *self.own.dirs]
+
+    async def _healthy(self, check: Healthcheck) -> None:
+        """Docker's HEALTHCHECK rules: tries until one passes; `retries` failures in a row after the start period fail it."""
+        began = asyncio.get_running_loop().time()
+        failures = 0
+        while True:
+            code, err, out = await dockercli.arun_bytes(["exec", "-w", self.workdir, self.name, *check.run], check.timeout)
+            if code == 0:
+                return
+            starting = asyncio.get_running_loop().time() - began < check.start_period
+            failures = 0 if starting else failures + 1
+            if failures >= check.retries:
+                said = (out.decode(errors="replace") + err).strip()[-300:]
+                raise NotReady(f"the task's healthcheck failed {failures} times in a row (exit {code}): {said or 'it said nothing'}")
+            await asyncio.sleep(check.start_interval if starting else check.interval)  # the task's own pace, as Docker's
 
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
         await self.check_runtime(argv[0])
@@ -129,6 +152,19 @@ class DockerBox:
             lines = boxfiles.without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
             self._changes = "".join(line + "\n" for line in lines)
         return self._changes
+
+    async def collect_artifacts(self, artifacts: list[Artifact], folder: Path) -> list[dict[str, Any]]:
+        await self.start()
+        folder.mkdir(parents=True, exist_ok=True)
+        entries = []
+        for artifact in artifacts:
+            code, _, data = await dockercli.arun_bytes(["cp", f"{self.name}:{artifact.source}", "-"], 300)
+            kind, status = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
+            if code == 0:
+                kind, status = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
+            entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": status,
+                            "service": None, "exclude": list(artifact.exclude) if kind == "directory" else []})
+        return entries
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
         await self.start()

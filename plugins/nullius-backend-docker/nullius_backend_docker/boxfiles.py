@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
 import tarfile
@@ -68,6 +69,38 @@ def extract(data: bytes, verifier_dir: Path) -> list[str]:
             if member.isfile():
                 found.append(member.name)
     return sorted(found)
+
+
+def extract_artifact(data: bytes, target: Path, exclude: list[str]) -> tuple[str, str]:
+    """An artifact `docker cp` gave (a file, or a folder whose own name goes) at `target`: (file|directory, ok|empty).
+
+    Links are not made (tarfile's data filter refuses those leading out);
+    a folder's entries matching an `exclude` pattern are left out.
+    """
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = tar.getmembers()
+        top = members[0] if members else None
+        if top is None or not top.isdir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(top) if top is not None and top.isfile() else None
+            target.write_bytes(source.read() if source is not None else b"")
+            return "file", "ok"
+        target.mkdir(parents=True, exist_ok=True)
+        kept = 0
+        for member in members[1:]:
+            parts = Path(member.name).parts[1:]
+            inner = "/".join(parts)
+            # as tar's --exclude: a pattern matches a path, or any of its folders, whole or by its last name
+            heads = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+            if any(fnmatch.fnmatch(h, p) or fnmatch.fnmatch(Path(h).name, p) for h in heads for p in exclude):
+                continue
+            member.name = inner
+            try:
+                tar.extract(member, target, filter="data")
+            except tarfile.FilterError:
+                continue
+            kept += member.isfile()
+        return "directory", "ok" if kept else "empty"
 
 
 def without_ours(lines: list[str], points: list[str]) -> list[str]:

@@ -15,12 +15,13 @@ SOLVE_42 = "#!/bin/bash\necho 42 > /app/answer.txt\n"
 PLAY = re.compile(r"nullius-play: (.+?) -->")
 
 
-def write_task(root: Path, name: str, *, test_sh: str = CHECK_42, solve_sh: str = SOLVE_42, toml: str = "",
+def write_task(root: Path, name: str, *, test_sh: str = CHECK_42, solve_sh: str = SOLVE_42, toml: str = "", top: str = "",
                dockerfile: str = DOCKERFILE, instruction: str = "Write 42 into /app/answer.txt.\n", files: dict[str, str] | None = None) -> Path:
     task = root / name
     for folder in ("environment", "tests", "solution"):
         (task / folder).mkdir(parents=True, exist_ok=True)
-    (task / "task.toml").write_text(f'schema_version = "1.4"\n[task]\nname = "nullius-tests/{name}"\n' + toml)
+    # `top`: keys of the file's root (artifacts, steps...), before the first table
+    (task / "task.toml").write_text(f'schema_version = "1.4"\n{top}[task]\nname = "nullius-tests/{name}"\n' + toml)
     (task / "instruction.md").write_text(instruction)
     (task / "environment" / "Dockerfile").write_text(dockerfile)
     (task / "tests" / "test.sh").write_text(test_sh)

@@ -40,7 +40,14 @@ def failing_folder(root: Path) -> Path:
     write_task(folder, "env-passed", test_sh='#!/bin/bash\nmkdir -p /logs/verifier\n[ "$MODE" = strict ] && cat /app/mode > /logs/verifier/reward.txt\n',
                solve_sh='#!/bin/bash\n[ "$SOLVER" = harbor ] && echo 1 > /app/mode\n',
                toml='[verifier.env]\nMODE = "strict"\n[solution.env]\nSOLVER = "${NULLIUS_TEST_UNSET_VAR:-harbor}"\n')
-    write_task(folder, "healthcheck", toml='[environment.healthcheck]\ncommand = "true"\n')
+    write_task(folder, "as-user", toml='[agent]\nuser = "nobody"\n')
+    write_task(folder, "healthy", dockerfile="ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\nWORKDIR /app\nRUN touch /app/ready\n",
+               toml='[environment.healthcheck]\ncommand = "test -f /app/ready"\ninterval_sec = 0.2\n')
+    write_task(folder, "sick", toml='[environment.healthcheck]\ncommand = "echo not yet; exit 1"\ninterval_sec = 0.2\nretries = 2\n')
+    write_task(folder, "kept", solve_sh="#!/bin/bash\nmkdir -p /app/out/cache\necho 42 > /app/answer.txt\necho made > /app/out/result.txt\n"
+               "echo big > /app/out/cache/blob.bin\necho published > /logs/artifacts/note.txt\n",
+               test_sh=CHECK_42 + '[ "$GREETING" = hello ] || echo 0 > /logs/verifier/reward.txt\n',
+               top='artifacts = [{source = "/app/out", exclude = ["cache"]}, "/app/missing.txt"]\n', toml='[environment.env]\nGREETING = "hello"\n')
     write_task(folder, "bad-toml", toml='[agent]\ntimeout_sec = "soon"\n')
     return folder
 
@@ -57,18 +64,28 @@ def test_each_way_a_harbor_task_goes_wrong_is_its_own_outcome_and_the_run_goes_o
         "good": None, "json-wins": None, "env-passed": None, "bad-solve": None,
         "no-reward": "RewardFileNotFoundError", "bad-json": "VerifierOutputParseError", "empty-reward": "RewardFileEmptyError",
         "slow": "VerifierTimeoutError", "broken-image": "SandboxBuildFailedError",
-        "healthcheck": "EnvironmentSetupError", "bad-toml": "EnvironmentSetupError",
+        "as-user": "EnvironmentSetupError", "bad-toml": "EnvironmentSetupError", "healthy": None, "sick": "HealthcheckError", "kept": None,
     }
     rewards = {u: (t.get("verifier_result") or {}).get("rewards") for u, t in found.items() if t.get("verifier_result")}
-    assert rewards == {"good": {"reward": 1.0}, "env-passed": {"reward": 1.0}, "bad-solve": {"reward": 0.0},
-                       "json-wins": {"reward": 0.5, "style": 1.0}}  # reward.json wins over reward.txt, every key kept
+    assert rewards == {"good": {"reward": 1.0}, "env-passed": {"reward": 1.0}, "bad-solve": {"reward": 0.0}, "healthy": {"reward": 1.0},
+                       "kept": {"reward": 1.0}, "json-wins": {"reward": 0.5, "style": 1.0}}  # reward.json wins over reward.txt, every key kept
     job = jobs / "failing"
     # the oracle's solve that failed: said beside its output, as Harbor's OracleAgent does, and the check still ran
     assert (job / "bad-solve" / "agent" / "exit-code.txt").read_text() == "3\n"
     assert "cannot solve it" in (job / "bad-solve" / "agent" / "solve-stdout.txt").read_text()
     assert "checked, and wrote no reward" in (job / "no-reward" / "verifier" / "test-stdout.txt").read_text()
     messages = {u: (t.get("exception_info") or {}).get("exception_message", "") for u, t in found.items()}
-    assert "not run: this task uses environment.healthcheck" in messages["healthcheck"]
+    assert "not run: this task uses agent.user / verifier.user" in messages["as-user"]
+    assert "the task's healthcheck failed 2 times in a row (exit 1): not yet" in messages["sick"]
+    # artifacts as Harbor collects them: /logs/artifacts first, each where Harbor puts it, excluded files left out, a manifest
+    artifacts = job / "kept" / "artifacts"
+    assert (artifacts / "app" / "out" / "result.txt").read_text() == "made\n" and not (artifacts / "app" / "out" / "cache").exists()
+    assert (artifacts / "logs" / "artifacts" / "note.txt").read_text() == "published\n"
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    assert [(e["source"], e["destination"], e["type"], e["status"]) for e in manifest] == [
+        ("/logs/artifacts", "logs/artifacts", "directory", "ok"), ("/app/out", "app/out", "directory", "ok"),
+        ("/app/missing.txt", "app/missing.txt", "file", "failed")]
+    assert json.loads((job / "good" / "artifacts" / "manifest.json").read_text())[0]["status"] == "empty"
     assert "task.toml: agent.timeout_sec: Input should be a valid number" in messages["bad-toml"]
     assert "did not build (docker build exit 1" in messages["broken-image"] or "did not build" in messages["broken-image"]
     # the task's own limits, from task.toml, as the box ran with them

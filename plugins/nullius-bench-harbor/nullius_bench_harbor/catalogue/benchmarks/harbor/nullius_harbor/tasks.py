@@ -14,6 +14,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from harbor.constants import MAIN_SERVICE_NAME
+from harbor.models.task.artifacts import convention_source_for_os, normalize_artifact_entries, source_relative_path, with_convention_entry
 from harbor.models.task.config import NetworkMode, TaskOS
 from harbor.models.task.task import Task
 from harbor.utils.env import resolve_env_vars
@@ -70,20 +72,17 @@ def refused(task: Task) -> list[str]:
         out.append(f"environment.os {env.os.value}: only Linux images run")
     if env.gpus or env.gpu_types or env.tpu:
         out.append("environment.gpus/gpu_types/tpu: no accelerator is handed to a box")
-    if env.healthcheck is not None:
-        out.append("environment.healthcheck: a readiness check before the agent is not run yet")
     if env.skills_dir:
         out.append("environment.skills_dir: skills are not staged for the agent yet")
-    if env.env:
-        out.append("environment.env: variables for the agent's processes are not handed into the box yet")
     if env.network_mode == NetworkMode.ALLOWLIST:
         out.append("environment.network_mode allowlist: the egress proxy does not filter by host yet")
     if c.agent.user is not None or c.verifier.user is not None:
         out.append("agent.user / verifier.user: the box runs as its image's user")
     if c.verifier.environment is not None or (c.verifier.environment_mode is not None and c.verifier.environment_mode.value == "separate"):
         out.append("verifier.environment (a separate verifier container): the check runs where the work is")
-    if c.artifacts:
-        out.append("artifacts: copying them into the trial's artifacts/ is not done yet")
+    for artifact in normalize_artifact_entries(c.artifacts):
+        if artifact.service not in (None, MAIN_SERVICE_NAME):
+            out.append(f"artifacts from service {artifact.service!r}: only the main service's are collected")
     if task.paths.trajectory_path.exists():
         out.append("trajectory.json (prior context for the agent): not seeded")
     for server in env.mcp_servers:
@@ -112,7 +111,22 @@ def setup_reply(task: Task, rel: str) -> dict[str, Any]:
     mcp = [{"name": s.name, "command": [s.command, *s.args]} for s in env.mcp_servers if s.transport == "stdio" and s.command]
     if mcp:
         reply["mcp"] = mcp
+    if env.env:
+        reply["env"] = _resolved(env.env, "environment.env")
+    if env.healthcheck is not None:
+        h = env.healthcheck
+        reply["healthcheck"] = {"run": ["bash", "-c", h.command], "interval": h.interval_sec, "timeout": h.timeout_sec,
+                                "start_period": h.start_period_sec, "start_interval": h.start_interval_sec, "retries": h.retries}
+    reply["artifacts"] = artifacts(task)
+    reply["dirs"] = ["/logs/agent", "/logs/verifier", "/logs/artifacts"]  # Harbor mounts them: they are there from the start
     return reply
+
+
+def artifacts(task: Task) -> list[dict[str, Any]]:
+    """Harbor's artifacts of the main service, its convention folder (/logs/artifacts) first, each where Harbor puts it under artifacts/."""
+    entries = with_convention_entry(task.config.artifacts, convention_source=convention_source_for_os(task.config.environment.os))
+    return [{"source": a.source, "destination": a.destination or source_relative_path(a.source).as_posix(), "exclude": list(a.exclude)}
+            for a in entries if a.service in (None, MAIN_SERVICE_NAME)]
 
 
 def verify(task: Task, rel: str) -> dict[str, Any]:
@@ -145,12 +159,16 @@ def solve(task: Task, rel: str) -> dict[str, Any]:
             "seconds": task.config.agent.timeout_sec or 600.0}
 
 
-def _env_prefix(env: dict[str, str], where: str) -> str:
-    """`env K=V ... ` for the command, the values resolved as Harbor resolves them (${VAR}, ${VAR:-default} from this process)."""
-    if not env:
-        return ""
+def _resolved(env: dict[str, str], where: str) -> dict[str, str]:
+    """The values resolved as Harbor resolves them (${VAR}, ${VAR:-default}), from this process's environment."""
     try:
-        resolved = resolve_env_vars(env)
+        return resolve_env_vars(env)
     except ValueError as exc:
         raise NotMapped(f"not run: {where}: {exc} (a driver is handed no variable named like a secret)") from None
-    return "env " + " ".join(shlex.quote(f"{k}={v}") for k, v in resolved.items()) + " "
+
+
+def _env_prefix(env: dict[str, str], where: str) -> str:
+    """`env K=V ... ` for the command."""
+    if not env:
+        return ""
+    return "env " + " ".join(shlex.quote(f"{k}={v}") for k, v in _resolved(env, where).items()) + " "
