@@ -55,6 +55,7 @@ class Ran:
     answer: str | None = None
     transcript: list[dict[str, str]] | None = None
     score: dict[str, Any] | None = None
+    steps: Any = None  # a StepRun (run/steps.py), for a task of steps
     agent_run: AgentRun | None = None
     cap_run: CapabilityRun | None = None
     exception: ExceptionInfo | None = None

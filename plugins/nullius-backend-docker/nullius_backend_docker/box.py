@@ -27,9 +27,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from nullius_backend_docker import boxfiles, dockercli
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.door import EGRESS_PORT
+from nullius_backend_docker.compose import Sidecars
+from nullius_backend_docker.door import EGRESS_PORT, LicenceServer
 from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
 from nullius_core.processes import start_process
@@ -55,6 +58,8 @@ class DockerBox:
         self.door = backend.new_door(unit, home.parent / "door.log")  # started by the agent's room, or for a check's way out
         self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         self._started = False
+        self.sidecars: Sidecars | None = None  # the task's other services (compose.py), reached through the door
+        self._env = dict(own.env)
         self._changes: str | None = None
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
         self._lock = asyncio.Lock()
@@ -68,7 +73,7 @@ class DockerBox:
         check has a way out (egress); a control's box without one has no
         network at all (no door started and removed).
         """
-        if self.own.verify is not None and self.own.verify.network:
+        if (self.own.verify is not None and self.own.verify.network) or self.sidecars is not None:
             await self.door.start()
         async with self._lock:
             if self._started:
@@ -83,7 +88,7 @@ class DockerBox:
             for volume in volumes:
                 argv += ["--volume", volume]
                 self._points.append(volume.split(":")[1])
-            flags, cli_env = dockercli.by_name(self.own.env)  # the task's variables, by name: their values stay off the argument list
+            flags, cli_env = dockercli.by_name(self._env)  # the task's variables, by name: their values stay off the argument list
             await dockercli.arun([*argv, *flags, *self._keep_alive()], env=cli_env, timeout=120)
             self._started = True
             if self.own.healthcheck is not None:
@@ -109,6 +114,18 @@ class DockerBox:
                 said = (out.decode(errors="replace") + err).strip()[-300:]
                 raise NotReady(f"the task's healthcheck failed {failures} times in a row (exit {code}): {said or 'it said nothing'}")
             await asyncio.sleep(check.start_interval if starting else check.interval)  # the task's own pace, as Docker's
+
+    async def start_services(self) -> None:
+        """The task's other services, up before the door starts: each port they declare served on the door under the service's name."""
+        if self.own.compose is None:
+            return
+        labels = dict(item.split("=", 1) for item in self.labels[1::2])  # ["--label", "k=v", ...]
+        self.sidecars = Sidecars(self.name.lower(), (self.own.source / self.own.compose).resolve(), labels, self.backend.image,
+                                 self.home.parent / "compose.log")
+        for service in await self.sidecars.up():
+            for port in service.ports:
+                self.door.licence(LicenceServer(alias=service.name, port=port, target=(service.address, port)))
+        self._env = {**self.sidecars.main_env, **self.own.env}
 
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
         await self.check_runtime(argv[0])
@@ -230,9 +247,10 @@ class DockerBox:
         return json.loads(await dockercli.arun(run, timeout=60))
 
     async def _put(self, steps: Steps) -> None:
-        """The files of `copy` and `write` as one archive, extracted at the box's root by `docker cp`."""
+        """The files of `copy` and `write` as one archive, extracted at the box's root by `docker cp` ('.': the working directory)."""
         if not steps.copy and not steps.write:
             return
+        steps = attrs.evolve(steps, copy={source: self.workdir if inside == "." else inside for source, inside in steps.copy.items()})
         data = await asyncio.to_thread(boxfiles.archive, self.own.source, steps)
         code, err, _ = await dockercli.arun_bytes(["cp", "-", f"{self.name}:/"], 300, data)
         if code != 0:
@@ -298,6 +316,9 @@ class DockerBox:
         if self._started:
             await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
             await self._give_home_back()
+        if self.sidecars is not None:
+            with contextlib.suppress(DockerError):
+                await self.sidecars.down()
         await self.door.close()
 
     async def _give_home_back(self) -> None:

@@ -9,6 +9,7 @@ machine's base image (NULLIUS_BASE).
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from harbor_tasks import CHECK_42, write_task
@@ -131,3 +132,95 @@ def test_an_agent_cannot_plant_the_check_or_its_reward(harbor_world):
     changes = (jobs / "tamper" / "tamper" / "agent" / "container-changes.txt").read_text()
     assert "/app/answer.txt" in changes and "/tests/extra.txt" in changes  # what it did is on record
     assert env["OPENAI_COMPATIBLE_API_KEY"] not in (jobs / "tamper" / "tamper" / "agent" / "acp.jsonl").read_text()
+
+
+def two_steps(folder: Path, name: str, first_answer: str = "42") -> Path:
+    top = 'multi_step_reward_strategy = "mean"\n[[steps]]\nname = "write"\nmin_reward = 1.0\n[[steps]]\nname = "extend"\n'
+    task = write_task(folder, name, top=top)
+    check_both = ('#!/bin/bash\nmkdir -p /logs/verifier\n'
+                  'if [ "$(cat /app/answer.txt)" = "$(printf "42\\n43")" ] && [ -f /app/staged.txt ]; then echo 1; else echo 0; fi'
+                  ' > /logs/verifier/reward.txt\n')
+    files = {
+        "steps/write/instruction.md": "Write 42 into /app/answer.txt.\n<!-- nullius-play: echo 42 > /app/answer.txt -->\n",
+        "steps/write/tests/test.sh": CHECK_42,
+        "steps/write/solution/solve.sh": f"#!/bin/bash\necho {first_answer} > /app/answer.txt\n",
+        "steps/extend/instruction.md": "Append a line 43 to /app/answer.txt.\n<!-- nullius-play: echo 43 >> /app/answer.txt -->\n",
+        "steps/extend/workdir/setup.sh": "#!/bin/bash\necho staged > /app/staged.txt\n",
+        "steps/extend/tests/test.sh": check_both,
+        "steps/extend/solution/solve.sh": "#!/bin/bash\necho 43 >> /app/answer.txt\n",
+    }
+    for rel, text in files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    return task
+
+
+def test_a_task_of_steps_runs_each_step_and_its_check_in_turn_gated_by_min_reward(harbor_world):
+    env, fake, root = harbor_world
+    folder = root / "stepped"
+    two_steps(folder, "two-steps")
+    two_steps(folder, "gated", first_answer="41")
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "harbor", "oracle", "--dataset", str(folder), "--backend", "docker", "--job-name", "stepped"], env, timeout=RUN_SECONDS)
+    assert result.code == 0, result.output
+    found = trials(jobs / "stepped")
+    assert {u: t["verifier_result"]["rewards"]["reward"] for u, t in found.items()} == {"two-steps": 1.0, "gated": 0.0}
+    job = jobs / "stepped"
+    assert (job / "two-steps" / "steps" / "extend" / "verifier" / "reward.txt").read_text() == "1\n"  # where Harbor keeps a step's
+    assert (job / "gated" / "steps" / "write" / "verifier" / "reward.txt").read_text() == "0\n"
+    assert not (job / "gated" / "steps" / "extend").exists()  # below step 1's min_reward: step 2 never ran
+    detail = json.loads((job / "gated" / "verifier" / "score.json").read_text())["detail"]
+    assert [s["name"] for s in detail["steps"]] == ["write"] and detail["steps"][0]["stopped"].startswith("reward=0.0 below min_reward 1.0")
+
+    # an agent: a new session for each step, with that step's instruction, each step checked after its turn
+    result = run_cli(["run", "harbor", "reference", "--dataset", str(folder / "two-steps"), "--model", "fake-model",
+                      "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--backend", "docker",
+                      "--job-name", "stepped-agent"], env, timeout=RUN_SECONDS)
+    assert result.code == 0, result.output
+    trial = trials(jobs / "stepped-agent")["two-steps"]
+    assert trial["verifier_result"]["rewards"]["reward"] == 1.0
+    transcript = [json.loads(line) for line in (jobs / "stepped-agent" / "two-steps" / "agent" / "acp.jsonl").read_text().splitlines()]
+    prompts = [m for m in json.dumps(transcript).split("nullius-play: ")[1:]]
+    assert len(prompts) >= 2 and prompts[0].startswith("echo 42") and any(p.startswith("echo 43") for p in prompts)
+
+
+COMPOSE = """services:
+  main:
+    build:
+      context: .
+    environment:
+      GREETING: from-compose
+  api:
+    build:
+      context: ./api
+      args:
+        NULLIUS_BASE: ${NULLIUS_BASE:-nullius/base:latest}
+    expose:
+      - "8080"
+    command: ["python3", "-m", "http.server", "8080", "--directory", "/srv"]
+    healthcheck:
+      test: ["CMD", "python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/answer')"]
+      interval: 1s
+      retries: 30
+"""
+
+
+def test_a_compose_task_reaches_its_services_from_main_and_nothing_else(harbor_world):
+    env, _, root = harbor_world
+    folder = root / "composed"
+    write_task(folder, "with-api", solve_sh="#!/bin/bash\ncurl -sf http://api:8080/answer > /app/answer.txt\n",
+               test_sh=CHECK_42 + '[ "$GREETING" = from-compose ] || echo 0 > /logs/verifier/reward.txt\n',
+               files={"environment/docker-compose.yaml": COMPOSE,
+                      "environment/api/Dockerfile": "ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\nRUN mkdir -p /srv && echo 42 > /srv/answer\n"})
+    write_task(folder, "silent-service", files={"environment/docker-compose.yaml": COMPOSE.replace('    expose:\n      - "8080"\n', ""),
+                                                "environment/api/Dockerfile": "ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\n"})
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "harbor", "oracle", "--dataset", str(folder), "--backend", "docker", "--job-name", "composed"], env, timeout=RUN_SECONDS)
+    assert result.code == 0, result.output
+    found = trials(jobs / "composed")
+    assert kinds(found) == {"with-api": None, "silent-service": "EnvironmentSetupError"}
+    assert found["with-api"]["verifier_result"]["rewards"]["reward"] == 1.0
+    assert "declares no port (expose, or ports): main could not reach it" in found["silent-service"]["exception_info"]["exception_message"]
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", "label=nullius.job=composed"], capture_output=True, text=True).stdout.split()
+    networks = subprocess.run(["docker", "network", "ls", "-q", "--filter", "label=nullius.job=composed"], capture_output=True, text=True).stdout
+    assert left == [] and networks.split() == []  # the services went with the run
