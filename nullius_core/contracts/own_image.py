@@ -55,6 +55,7 @@ class Verify(Steps):
     collect: str | None = None  # a folder inside, copied into the trial's verifier/
     clear: list[str] = attrs.field(factory=list)  # absolute paths inside removed before the files go in: what the agent left there never counts
     network: bool = False  # the check's command gets the egress proxy
+    allow: list[str] | None = None  # with network: only these hosts (a name, *.suffix, an address or a range); None: any global address
     keep_processes: bool = False  # what the agent left running stays up during the check
 
 

@@ -198,7 +198,7 @@ class DockerBox:
         env: dict[str, str] = {}
         egress = None
         if verify.network:
-            egress = await self._start_egress(verifier_dir / "egress.log")
+            egress = await self._start_egress(verifier_dir / "egress.log", verify.allow)
             proxy = f"http://egress:{EGRESS_PORT}"
             env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
         try:
@@ -283,14 +283,15 @@ class DockerBox:
             return []
         return await asyncio.to_thread(boxfiles.extract, data, verifier_dir)
 
-    async def _start_egress(self, log: Path) -> asyncio.subprocess.Process:
+    async def _start_egress(self, log: Path, allow: list[str] | None) -> asyncio.subprocess.Process:
         """The check's proxy, on the default bridge, listening on the door's egress socket; ready when it says so."""
         log.touch()
         name = f"{self.name}-egress"
         proc = await start_process(
             dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", "bridge",
             "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
-            "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
+            "--read-only", *(["-e", "EGRESS_ALLOW=" + ",".join(allow)] if allow is not None else []),
+            "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
             "--volume", f"{self.door.folder}:/sockets", self.backend.image,
             "python3", "/opt/nullius-door/egress.py", "unix:/sockets/egress.sock", f"/log/{log.name}",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,

@@ -41,6 +41,10 @@ def failing_folder(root: Path) -> Path:
     write_task(folder, "env-passed", test_sh='#!/bin/bash\nmkdir -p /logs/verifier\n[ "$MODE" = strict ] && cat /app/mode > /logs/verifier/reward.txt\n',
                solve_sh='#!/bin/bash\n[ "$SOLVER" = harbor ] && echo 1 > /app/mode\n',
                toml='[verifier.env]\nMODE = "strict"\n[solution.env]\nSOLVER = "${NULLIUS_TEST_UNSET_VAR:-harbor}"\n')
+    write_task(folder, "allowlist", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncurl -s -m 20 http://example.org/ >/dev/null\n"
+               "curl -s -m 20 http://example.com/ >/dev/null\necho 1 > /logs/verifier/reward.txt\n",
+               toml='[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["example.com"]\n')
+    write_task(folder, "offline", toml='[environment]\nnetwork_mode = "no-network"\n')
     write_task(folder, "as-user", toml='[agent]\nuser = "nobody"\n')
     write_task(folder, "healthy", dockerfile="ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\nWORKDIR /app\nRUN touch /app/ready\n",
                toml='[environment.healthcheck]\ncommand = "test -f /app/ready"\ninterval_sec = 0.2\n')
@@ -62,13 +66,13 @@ def test_each_way_a_harbor_task_goes_wrong_is_its_own_outcome_and_the_run_goes_o
     assert result.code == 0, result.output
     found = trials(jobs / "failing")
     assert kinds(found) == {
-        "good": None, "json-wins": None, "env-passed": None, "bad-solve": None,
+        "good": None, "allowlist": None, "offline": None, "json-wins": None, "env-passed": None, "bad-solve": None,
         "no-reward": "RewardFileNotFoundError", "bad-json": "VerifierOutputParseError", "empty-reward": "RewardFileEmptyError",
         "slow": "VerifierTimeoutError", "broken-image": "SandboxBuildFailedError",
         "as-user": "EnvironmentSetupError", "bad-toml": "EnvironmentSetupError", "healthy": None, "sick": "HealthcheckError", "kept": None,
     }
     rewards = {u: (t.get("verifier_result") or {}).get("rewards") for u, t in found.items() if t.get("verifier_result")}
-    assert rewards == {"good": {"reward": 1.0}, "env-passed": {"reward": 1.0}, "bad-solve": {"reward": 0.0}, "healthy": {"reward": 1.0},
+    assert rewards == {"good": {"reward": 1.0}, "allowlist": {"reward": 1.0}, "offline": {"reward": 1.0}, "env-passed": {"reward": 1.0}, "bad-solve": {"reward": 0.0}, "healthy": {"reward": 1.0},
                        "kept": {"reward": 1.0}, "json-wins": {"reward": 0.5, "style": 1.0}}  # reward.json wins over reward.txt, every key kept
     job = jobs / "failing"
     # the oracle's solve that failed: said beside its output, as Harbor's OracleAgent does, and the check still ran
@@ -77,6 +81,10 @@ def test_each_way_a_harbor_task_goes_wrong_is_its_own_outcome_and_the_run_goes_o
     assert "checked, and wrote no reward" in (job / "no-reward" / "verifier" / "test-stdout.txt").read_text()
     messages = {u: (t.get("exception_info") or {}).get("exception_message", "") for u, t in found.items()}
     assert "not run: this task uses agent.user / verifier.user" in messages["as-user"]
+    # the check's network policy: an allowlist lets only its hosts be asked for (none resolves here), no-network gives no way out
+    asked = {e["host"]: e for e in map(json.loads, (job / "allowlist" / "verifier" / "egress.log").read_text().splitlines())}
+    assert asked["example.org"]["why"] == "not among the task's allowed hosts" and asked["example.com"]["why"] == "cannot resolve"
+    assert not (job / "offline" / "verifier" / "egress.log").exists() and (job / "good" / "verifier" / "egress.log").exists()
     assert "the task's healthcheck failed 2 times in a row (exit 1): not yet" in messages["sick"]
     # artifacts as Harbor collects them: /logs/artifacts first, each where Harbor puts it, excluded files left out, a manifest
     artifacts = job / "kept" / "artifacts"

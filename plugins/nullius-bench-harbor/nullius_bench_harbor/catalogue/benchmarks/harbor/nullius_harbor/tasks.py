@@ -79,8 +79,6 @@ def refused(task: Task) -> list[str]:
         out.append("environment.gpus/gpu_types/tpu: no accelerator is handed to a box")
     if env.skills_dir:
         out.append("environment.skills_dir: skills are not staged for the agent yet")
-    if env.network_mode == NetworkMode.ALLOWLIST:
-        out.append("environment.network_mode allowlist: the egress proxy does not filter by host yet")
     if c.agent.user is not None or c.verifier.user is not None:
         out.append("agent.user / verifier.user: the box runs as its image's user")
     if c.verifier.environment is not None or (c.verifier.environment_mode is not None and c.verifier.environment_mode.value == "separate"):
@@ -176,9 +174,19 @@ def verify(task: Task, rel: str, step: StepConfig | None = None) -> dict[str, An
         "run": ["bash", "-c", command],
         "collect": "/logs/verifier",
         "seconds": seconds,
-        "network": task.config.environment.network_mode != NetworkMode.NO_NETWORK,
+        **_network(task, config),
         "keep_processes": True,  # Harbor's shared verifier runs beside what the agent left running (a service it started)
     }
+
+
+def _network(task: Task, verifier: Any) -> dict[str, Any]:
+    """The check's network policy, as Harbor resolves the verifier phase's: its own override, else the environment's."""
+    policy = verifier.explicit_phase_policy() or task.config.environment.resolve_baseline()
+    if policy.network_mode == NetworkMode.NO_NETWORK:
+        return {"network": False}
+    if policy.network_mode == NetworkMode.ALLOWLIST:
+        return {"network": True, "allow": list(policy.allowed_hosts)}
+    return {"network": True}
 
 
 def _step(task: Task, rel: str, step: StepConfig, index: int) -> dict[str, Any]:
