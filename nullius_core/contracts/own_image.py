@@ -60,16 +60,6 @@ class Verify(Steps):
 
 
 @attrs.frozen(kw_only=True)
-class Step:
-    """One step of a task of steps (run/steps.py): its prompt, what runs before it (not for the first), its check."""
-
-    name: str
-    prompt: str
-    verify: Verify
-    before: Steps | None = None
-
-
-@attrs.frozen(kw_only=True)
 class Healthcheck:
     """Run in the box after it starts, before the agent or the oracle: it must pass (exit 0) first, as Docker's HEALTHCHECK."""
 
@@ -88,6 +78,18 @@ class Artifact:
     source: str  # absolute, inside the box
     destination: str  # relative to the trial's artifacts/
     exclude: list[str] = attrs.field(factory=list)  # tar patterns left out of a folder
+    service: str | None = None  # one of the task's other services (compose), else the box
+
+
+@attrs.frozen(kw_only=True)
+class Step:
+    """One step of a task of steps (run/steps.py): its prompt, what runs before it (not for the first), its check."""
+
+    name: str
+    prompt: str
+    verify: Verify
+    before: Steps | None = None
+    artifacts: list[Artifact] = attrs.field(factory=list)  # copied out after the step's turn, into steps/<name>/artifacts/
 
 
 @attrs.frozen(kw_only=True)

@@ -21,6 +21,7 @@ from typing import Any
 
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import Step, Steps, VerifyProblem
+from nullius_core.fsutil import write_json_atomic
 from nullius_core.jobs.layout import TrialDir
 
 
@@ -60,6 +61,9 @@ class StepRun:
         """The current step's check, then the driver's `step`: whether the task goes on to the next step."""
         step = self.steps[self.current]
         try:
+            if step.artifacts:  # after the step's turn, before its check: as Harbor collects a step's
+                entries = await self.box.collect_artifacts(step.artifacts, self.folder(self.current) / "artifacts")
+                write_json_atomic(self.folder(self.current) / "artifacts" / "manifest.json", entries)
             verified = await self.box.verify(step.verify, self.folder(self.current) / "verifier")
         except (VerifyProblem, OSError) as exc:
             raise StepFailed("VerifierError", f"step {step.name!r}: {exc}") from None

@@ -175,12 +175,16 @@ class DockerBox:
         folder.mkdir(parents=True, exist_ok=True)
         entries = []
         for artifact in artifacts:
-            code, _, data = await dockercli.arun_bytes(["cp", f"{self.name}:{artifact.source}", "-"], 300)
+            container = self.name
+            if artifact.service not in (None, "main"):  # one of the task's other services
+                service = self.sidecars.services.get(artifact.service) if self.sidecars else None
+                container = service.container if service is not None else ""
+            code, _, data = await dockercli.arun_bytes(["cp", f"{container}:{artifact.source}", "-"], 300) if container else (1, "", b"")
             kind, status = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
             if code == 0:
                 kind, status = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
             entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": status,
-                            "service": None, "exclude": list(artifact.exclude) if kind == "directory" else []})
+                            "service": artifact.service, "exclude": list(artifact.exclude) if kind == "directory" else []})
         return entries
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
@@ -200,7 +204,9 @@ class DockerBox:
         if verify.network:
             egress = await self._start_egress(verifier_dir / "egress.log", verify.allow)
             proxy = f"http://egress:{EGRESS_PORT}"
-            env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
+            # the box's own loopback and the task's services are reached directly, never through the proxy (which refuses them)
+            direct = ",".join(["localhost", "127.0.0.1", "::1", *(self.sidecars.services if self.sidecars else ())])
+            env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": direct, "no_proxy": direct}
         try:
             out = verifier_dir / "test-stdout.txt"
             code, timed_out = (0, False)

@@ -54,6 +54,24 @@ class Service:
     name: str
     ports: tuple[int, ...]
     address: str  # on the compose network, where the door connects
+    container: str
+
+
+def _listening(pid: int) -> set[int]:
+    """The TCP ports a container listens on, on an address others can reach (not its loopback), from its network namespace's table."""
+    found: set[int] = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 3 and fields[3] == "0A":  # LISTEN
+                address, port = fields[1].split(":")
+                if not (address.endswith("7F") and len(address) == 8) and address != "00000000000000000000000001000000":
+                    found.add(int(port, 16))
+    return found
 
 
 def _ports(spec: dict[str, Any]) -> tuple[int, ...]:
@@ -67,11 +85,20 @@ class Sidecars:
         self.project, self.file, self.labels, self.log = project, file, labels, log
         self.env = {"NULLIUS_BASE": base}
         self.main_env: dict[str, str] = {}
+        self._base = self._write({"services": {MAIN: {"image": "nullius/main-is-the-box"}}})  # Harbor's own file defines main; the box is it
         self._override: Path | None = None
         self._up = False
+        self.services: dict[str, Service] = {}
+
+    @staticmethod
+    def _write(data: dict[str, Any]) -> Path:
+        handle, path = tempfile.mkstemp(prefix="nullius-compose-", suffix=".json")
+        with open(handle, "w") as out:
+            json.dump(data, out)
+        return Path(path)
 
     def _argv(self, *args: str) -> list[str]:
-        files = ["-f", str(self.file)] + (["-f", str(self._override)] if self._override else [])
+        files = ["-f", str(self._base), "-f", str(self.file)] + (["-f", str(self._override)] if self._override else [])
         return [compose_binary(), "-p", self.project, "--project-directory", str(self.file.parent), *files, *args]
 
     async def _run(self, *args: str, timeout: float = 120) -> str:
@@ -86,33 +113,34 @@ class Sidecars:
         services = {name: spec for name, spec in (config.get("services") or {}).items() if name != MAIN}
         main = (config.get("services") or {}).get(MAIN) or {}
         self.main_env = {k: str(v) for k, v in (main.get("environment") or {}).items() if v is not None}
-        silent = sorted(name for name, spec in services.items() if not _ports(spec))
-        if silent:
-            raise NotRun(f"not run: the task's service {', '.join(silent)} declares no port (expose, or ports): main could not reach it")
         if not services:
             return []
-        labels = {k: v for k, v in self.labels.items()}
-        override = {"services": {name: {"labels": labels} for name in services}, "networks": {"default": {"labels": labels}}}
-        handle, path = tempfile.mkstemp(prefix="nullius-compose-", suffix=".json")
-        with open(handle, "w") as out:
-            json.dump(override, out)
-        self._override = Path(path)
+        labels = dict(self.labels)
+        networks = {name: {"labels": labels} for name in (config.get("networks") or {"default": {}})}
+        self._override = self._write({"services": {name: {"labels": labels} for name in services}, "networks": networks})
         self._up = True
         await self._run("up", "-d", "--wait", "--build", *services, timeout=UP_SECONDS)
-        out = []
         for name, spec in services.items():
-            ids = (await self._run("ps", "-q", name)).split()
-            if not ids:
-                raise DockerError(f"the task's service {name} did not start; see {self.log}")
-            networks = json.loads(await dockercli.arun(["inspect", "--format", "{{json .NetworkSettings.Networks}}", ids[0]]))
-            address = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
-            if address is None:
-                raise DockerError(f"the task's service {name} has no address on its network")
-            out.append(Service(name=name, ports=_ports(spec), address=address))
-        return out
+            self.services[name] = await self._service(name, spec)
+        return list(self.services.values())
+
+    async def _service(self, name: str, spec: dict[str, Any]) -> Service:
+        """Where the door reaches a service: its address, and its ports (declared, else those it listens on once up)."""
+        ids = (await self._run("ps", "-q", name)).split()
+        if not ids:
+            raise DockerError(f"the task's service {name} did not start; see {self.log}")
+        facts = json.loads(await dockercli.arun(["inspect", "--format", "{{json .}}", ids[0]]))
+        address = next((n.get("IPAddress") for n in (facts.get("NetworkSettings", {}).get("Networks") or {}).values() if n.get("IPAddress")), None)
+        exposed = {int(p.split("/")[0]) for p in (facts.get("Config", {}).get("ExposedPorts") or {}) if p.split("/")[0].isdigit()}
+        ports = set(_ports(spec)) | exposed | _listening(int(facts.get("State", {}).get("Pid") or 0))
+        if address is None or not ports:
+            raise NotRun(f"not run: the task's service {name} " + ("has no address on its network" if address is None else
+                         "declares no port (expose, ports) and listens on none once up: main could not reach it"))
+        return Service(name=name, ports=tuple(sorted(ports)), address=address, container=ids[0])
 
     async def down(self) -> None:
         if self._up:
             await self._run("down", "-v", "--timeout", "0", "--remove-orphans", timeout=300)
-        if self._override is not None:
-            self._override.unlink(missing_ok=True)
+        for path in (self._base, self._override):
+            if path is not None:
+                path.unlink(missing_ok=True)

@@ -220,7 +220,8 @@ def test_a_compose_task_reaches_its_services_from_main_and_nothing_else(harbor_w
                test_sh=CHECK_42 + '[ "$GREETING" = from-compose ] || echo 0 > /logs/verifier/reward.txt\n',
                files={"environment/docker-compose.yaml": COMPOSE,
                       "environment/api/Dockerfile": "ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\nRUN mkdir -p /srv && echo 42 > /srv/answer\n"})
-    write_task(folder, "silent-service", files={"environment/docker-compose.yaml": COMPOSE.replace('    expose:\n      - "8080"\n', ""),
+    silent = 'services:\n  quiet:\n    build:\n      context: ./api\n      args:\n        NULLIUS_BASE: ${NULLIUS_BASE}\n    command: ["sleep", "infinity"]\n'
+    write_task(folder, "silent-service", files={"environment/docker-compose.yaml": silent,
                                                 "environment/api/Dockerfile": "ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\n"})
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     result = run_cli(["run", "harbor", "oracle", "--dataset", str(folder), "--backend", "docker", "--job-name", "composed"], env, timeout=RUN_SECONDS)
@@ -228,7 +229,8 @@ def test_a_compose_task_reaches_its_services_from_main_and_nothing_else(harbor_w
     found = trials(jobs / "composed")
     assert kinds(found) == {"with-api": None, "silent-service": "EnvironmentSetupError"}
     assert found["with-api"]["verifier_result"]["rewards"]["reward"] == 1.0
-    assert "declares no port (expose, or ports): main could not reach it" in found["silent-service"]["exception_info"]["exception_message"]
+    said = found["silent-service"]["exception_info"]["exception_message"]
+    assert "service quiet declares no port (expose, ports) and listens on none once up: main could not reach it" in said
     left = subprocess.run(["docker", "ps", "-aq", "--filter", "label=nullius.job=composed"], capture_output=True, text=True).stdout.split()
     networks = subprocess.run(["docker", "network", "ls", "-q", "--filter", "label=nullius.job=composed"], capture_output=True, text=True).stdout
     assert left == [] and networks.split() == []  # the services went with the run

@@ -69,8 +69,6 @@ def refused(task: Task) -> list[str]:
             out.append(f"steps {step.name!r} agent.user / verifier.user: the box runs as its image's user")
         if step.healthcheck is not None:
             out.append(f"steps {step.name!r} healthcheck: a step's own readiness check is not run yet")
-        if step.artifacts:
-            out.append(f"steps {step.name!r} artifacts: a step's own artifacts are not collected yet")
     if _compose_file(task) is not None and not (task.paths.environment_dir / "Dockerfile").is_file():
         out.append("environment/docker-compose.yaml without environment/Dockerfile: main's image is built from the Dockerfile")
     if env.os != TaskOS.LINUX:
@@ -83,9 +81,8 @@ def refused(task: Task) -> list[str]:
         out.append("agent.user / verifier.user: the box runs as its image's user")
     if c.verifier.environment is not None or (c.verifier.environment_mode is not None and c.verifier.environment_mode.value == "separate"):
         out.append("verifier.environment (a separate verifier container): the check runs where the work is")
-    for artifact in normalize_artifact_entries(c.artifacts):
-        if artifact.service not in (None, MAIN_SERVICE_NAME):
-            out.append(f"artifacts from service {artifact.service!r}: only the main service's are collected")
+    if _compose_file(task) is None and any(a.service not in (None, MAIN_SERVICE_NAME) for a in normalize_artifact_entries(c.artifacts)):
+        out.append("artifacts of another service: the task has no compose file")
     if task.paths.trajectory_path.exists():
         out.append("trajectory.json (prior context for the agent): not seeded")
     for server in env.mcp_servers:
@@ -129,7 +126,7 @@ def setup_reply(task: Task, rel: str) -> dict[str, Any]:
         h = env.healthcheck
         reply["healthcheck"] = {"run": ["bash", "-c", h.command], "interval": h.interval_sec, "timeout": h.timeout_sec,
                                 "start_period": h.start_period_sec, "start_interval": h.start_interval_sec, "retries": h.retries}
-    reply["artifacts"] = artifacts(task)
+    reply["artifacts"] = [] if c.steps else artifacts(task)  # a task of steps collects them after each step
     reply["dirs"] = ["/logs/agent", "/logs/verifier", "/logs/artifacts"]  # Harbor mounts them: they are there from the start
     return reply
 
@@ -138,11 +135,12 @@ def _compose_file(task: Task) -> str | None:
     return next((n for n in ("docker-compose.yaml", "docker-compose.yml") if (task.paths.environment_dir / n).is_file()), None)
 
 
-def artifacts(task: Task) -> list[dict[str, Any]]:
-    """Harbor's artifacts of the main service, its convention folder (/logs/artifacts) first, each where Harbor puts it under artifacts/."""
-    entries = with_convention_entry(task.config.artifacts, convention_source=convention_source_for_os(task.config.environment.os))
-    return [{"source": a.source, "destination": a.destination or source_relative_path(a.source).as_posix(), "exclude": list(a.exclude)}
-            for a in entries if a.service in (None, MAIN_SERVICE_NAME)]
+def artifacts(task: Task, step: StepConfig | None = None) -> list[dict[str, Any]]:
+    """Harbor's artifacts, its convention folder (/logs/artifacts) first, each where Harbor puts it under artifacts/ (a step's: the task's and its own)."""
+    declared = [*task.config.artifacts, *(step.artifacts if step is not None else [])]
+    entries = with_convention_entry(declared, convention_source=convention_source_for_os(task.config.environment.os))
+    return [{"source": a.source, "destination": a.destination or source_relative_path(a.source).as_posix(), "exclude": list(a.exclude),
+             "service": a.service if a.service not in (None, MAIN_SERVICE_NAME) else None} for a in entries]
 
 
 def verify(task: Task, rel: str, step: StepConfig | None = None) -> dict[str, Any]:
@@ -191,7 +189,8 @@ def _network(task: Task, verifier: Any) -> dict[str, Any]:
 
 def _step(task: Task, rel: str, step: StepConfig, index: int) -> dict[str, Any]:
     """One step: its instruction, what Harbor puts in before it (steps/<name>/workdir/ into the working directory, then its setup.sh)."""
-    out: dict[str, Any] = {"name": step.name, "prompt": task.step_instruction(step.name), "verify": verify(task, rel, step)}
+    out: dict[str, Any] = {"name": step.name, "prompt": task.step_instruction(step.name), "verify": verify(task, rel, step),
+                           "artifacts": artifacts(task, step)}
     workdir = task.paths.step_workdir_dir(step.name)
     if workdir.is_dir():
         before: dict[str, Any] = {"copy": {_join(rel, "steps", step.name, "workdir"): "."}}
