@@ -193,6 +193,9 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
         wanted = "a question (and sessions)" if capability_bench else "a prompt string"
         raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
     ran.prompt = prompt
+    task = setup.get("task")
+    if isinstance(task, dict):  # the upstream's own names for the task (Harbor's [task] name, its digest, its folder)
+        ran.task = {k: str(task[k]) for k in ("name", "checksum", "path") if isinstance(task.get(k), str) and task[k]}
     await asyncio.to_thread(commit_setup, place.workspace)
     try:
         ran.place, ran.handout = await environments.enter(facts, backend, place, setup, trial.name)

@@ -98,8 +98,9 @@ def test_each_way_a_harbor_task_goes_wrong_is_its_own_outcome_and_the_run_goes_o
     assert "task.toml: agent.timeout_sec: Input should be a valid number" in messages["bad-toml"]
     assert "did not build (docker build exit 1" in messages["broken-image"] or "did not build" in messages["broken-image"]
     # the task's own limits, from task.toml, as the box ran with them
-    good = found["good"]
-    assert good["task_name"] == "good" and good["source"] == "failing"
+    good = found["good"]  # Harbor's names for it: its [task] name, the digest Harbor's lock pins it by, its folder
+    assert good["task_name"] == "nullius-tests/good" and good["source"] == "failing" and len(good["task_checksum"]) == 64
+    assert good["task_id"] == {"path": str((folder / "good").resolve())}
     assert json.loads((job / "config.json").read_text())["standard"]["dataset_folder"] == str(folder.resolve())
 
 

@@ -18,6 +18,7 @@ from harbor.constants import MAIN_SERVICE_NAME
 from harbor.models.task.artifacts import convention_source_for_os, normalize_artifact_entries, source_relative_path, with_convention_entry
 from harbor.models.task.config import NetworkMode, StepConfig, TaskOS
 from harbor.models.task.task import Task
+from harbor.publisher.packager import Packager
 from harbor.utils.env import resolve_env_vars
 from pydantic import ValidationError
 
@@ -103,7 +104,9 @@ def setup_reply(task: Task, rel: str) -> dict[str, Any]:
         image["memory_mb"] = env.memory_mb
     if env.cpus:
         image["cpus"] = env.cpus
-    reply: dict[str, Any] = {"prompt": task.instruction, "environment": "task", "image": image}
+    digest, _ = Packager.compute_content_hash(task.task_dir)  # what Harbor's TrialLock pins the task by
+    reply: dict[str, Any] = {"prompt": task.instruction, "environment": "task", "image": image,
+                             "task": {"name": task.name, "checksum": digest, "path": str(task.task_dir)}}
     if c.steps:
         reply["steps"] = [_step(task, rel, step, i) for i, step in enumerate(c.steps)]
         reply["prompt"] = reply["steps"][0]["prompt"]
