@@ -8,6 +8,7 @@ with tests/harbor/validate_job.py.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -65,3 +66,19 @@ def test_harbor_reads_the_real_benchmarks(harbor_python, env_shared_installs, tm
         assert report["checked"]["trials"] == int(limit)
         summary = json.loads((tmp_path / bench / "result.json").read_text())["standard"]
         assert summary["passed"] == int(limit)
+
+
+def test_harbor_reads_a_job_of_harbor_tasks_steps_artifacts_and_services_included(harbor_python, env_shared_installs, tmp_path):
+    """The Harbor benchmark's job (examples/harbor-tasks: a task of steps, a compose task with a sidecar's artifact) is Harbor's shape."""
+    tasks = tmp_path / "tasks"
+    for name in ("ledger-cli-steps", "compose-inventory-report", "sales-summary-csv"):
+        shutil.copytree(ROOT / "examples" / "harbor-tasks" / name, tasks / name)
+    env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
+    result = run_cli(["run", "harbor", "oracle", "--dataset", str(tasks), "--backend", "docker", "--job-name", "h"], env, timeout=2400)
+    assert result.code == 0, result.output
+    report = harbor_check(harbor_python, tmp_path / "jobs" / "h")
+    assert report["checked"]["trials"] == 3 and report["checked"]["trajectories"] == 3
+    trial = json.loads((tmp_path / "jobs" / "h" / "compose-inventory-report" / "result.json").read_text())
+    assert trial["task_name"] == "nullius-examples/compose-inventory-report" and trial["verifier_result"]["rewards"]["report_posted"] == 1.0
+    manifest = json.loads((tmp_path / "jobs" / "h" / "compose-inventory-report" / "artifacts" / "manifest.json").read_text())
+    assert {(e["source"], e["service"], e["status"]) for e in manifest} >= {("/srv/api/requests.log", "inventory-api", "ok")}
