@@ -90,6 +90,7 @@ class Step:
     verify: Verify
     before: Steps | None = None
     artifacts: list[Artifact] = attrs.field(factory=list)  # copied out after the step's turn, into steps/<name>/artifacts/
+    healthcheck: Healthcheck | None = None  # run after its `before`, before its turn (the task's own ran when the box started)
 
 
 @attrs.frozen(kw_only=True)
@@ -134,6 +135,9 @@ class Box(Protocol):
     async def changes(self) -> str:
         """What the agent (or the oracle) changed in the container (`docker diff`), one path a line; taken once,
         before the check's files go in (`verify` takes it then)."""
+
+    async def healthy(self, check: Healthcheck) -> None:
+        """`check` run until it passes, by Docker's HEALTHCHECK rules; NotReady when it fails (a step's own healthcheck)."""
 
     async def collect_artifacts(self, artifacts: list[Artifact], folder: Path) -> list[dict[str, Any]]:
         """Each artifact copied into `folder` (the trial's artifacts/); one entry a path, as Harbor's manifest.json has them:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.contracts.own_image import Step, Steps, VerifyProblem
+from nullius_core.contracts.own_image import NotReady, Step, Steps, VerifyProblem
 from nullius_core.fsutil import write_json_atomic
 from nullius_core.jobs.layout import TrialDir
 
@@ -49,6 +49,7 @@ class StepRun:
         self.current = index
         before = self.steps[index].before
         if before is None:
+            await self._ready(index)
             return
         out = self.folder(index) / "setup-stdout.txt"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -56,6 +57,16 @@ class StepRun:
         if code != 0:
             said = "did not end in time" if code is None else f"exited {code}"
             raise StepFailed("EnvironmentSetupError", f"step {self.steps[index].name!r}: its setup {said} (steps/{self.steps[index].name}/setup-stdout.txt)")
+        await self._ready(index)
+
+    async def _ready(self, index: int) -> None:
+        check = self.steps[index].healthcheck
+        if check is None:
+            return
+        try:
+            await self.box.healthy(check)
+        except NotReady as exc:
+            raise StepFailed("HealthcheckError", f"step {self.steps[index].name!r}: {exc}") from None
 
     async def check(self) -> bool:
         """The current step's check, then the driver's `step`: whether the task goes on to the next step."""

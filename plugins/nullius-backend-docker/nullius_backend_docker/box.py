@@ -92,7 +92,7 @@ class DockerBox:
             await dockercli.arun([*argv, *flags, *self._keep_alive()], env=cli_env, timeout=120)
             self._started = True
             if self.own.healthcheck is not None:
-                await self._healthy(self.own.healthcheck)
+                await self.healthy(self.own.healthcheck)
 
     def _keep_alive(self) -> list[str]:
         """`sleep infinity` keeps the box up; with `dirs`, a shell makes them first and becomes it (no docker call more)."""
@@ -100,7 +100,7 @@ class DockerBox:
             return ["--entrypoint", "sleep", self.tag, "infinity"]
         return ["--entrypoint", "sh", self.tag, "-c", 'mkdir -p "$@" && chmod 777 "$@"; exec sleep infinity', "sh", *self.own.dirs]
 
-    async def _healthy(self, check: Healthcheck) -> None:
+    async def healthy(self, check: Healthcheck) -> None:
         """Docker's HEALTHCHECK rules: tries until one passes; `retries` failures in a row after the start period fail it."""
         began = asyncio.get_running_loop().time()
         failures = 0

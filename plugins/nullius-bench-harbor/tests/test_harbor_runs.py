@@ -143,8 +143,9 @@ def test_an_agent_cannot_plant_the_check_or_its_reward(harbor_world):
     assert env["OPENAI_COMPATIBLE_API_KEY"] not in (jobs / "tamper" / "tamper" / "agent" / "acp.jsonl").read_text()
 
 
-def two_steps(folder: Path, name: str, first_answer: str = "42") -> Path:
-    top = 'multi_step_reward_strategy = "mean"\n[[steps]]\nname = "write"\nmin_reward = 1.0\n[[steps]]\nname = "extend"\n'
+def two_steps(folder: Path, name: str, first_answer: str = "42", ready: str = "test -f /app/staged.txt") -> Path:
+    top = ('multi_step_reward_strategy = "mean"\n[[steps]]\nname = "write"\nmin_reward = 1.0\n[[steps]]\nname = "extend"\n'
+           f'healthcheck = {{ command = "{ready}", interval_sec = 0.2, retries = 2 }}\n')
     task = write_task(folder, name, top=top)
     check_both = ('#!/bin/bash\nmkdir -p /logs/verifier\n'
                   'if [ "$(cat /app/answer.txt)" = "$(printf "42\\n43")" ] && [ -f /app/staged.txt ]; then echo 1; else echo 0; fi'
@@ -169,11 +170,15 @@ def test_a_task_of_steps_runs_each_step_and_its_check_in_turn_gated_by_min_rewar
     folder = root / "stepped"
     two_steps(folder, "two-steps")
     two_steps(folder, "gated", first_answer="41")
+    two_steps(folder, "not-ready", ready="exit 1")  # the second step's own healthcheck fails, after its setup
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     result = run_cli(["run", "harbor", "oracle", "--dataset", str(folder), "--backend", "docker", "--job-name", "stepped"], env, timeout=RUN_SECONDS)
     assert result.code == 0, result.output
     found = trials(jobs / "stepped")
-    assert {u: t["verifier_result"]["rewards"]["reward"] for u, t in found.items()} == {"two-steps": 1.0, "gated": 0.0}
+    assert {u: (t.get("verifier_result") or {}).get("rewards", {}).get("reward") for u, t in found.items()} == {
+        "two-steps": 1.0, "gated": 0.0, "not-ready": None}
+    assert found["not-ready"]["exception_info"]["exception_type"] == "HealthcheckError"
+    assert "step 'extend': the task's healthcheck failed 2 times in a row" in found["not-ready"]["exception_info"]["exception_message"]
     job = jobs / "stepped"
     assert (job / "two-steps" / "steps" / "extend" / "verifier" / "reward.txt").read_text() == "1\n"  # where Harbor keeps a step's
     assert (job / "gated" / "steps" / "write" / "verifier" / "reward.txt").read_text() == "0\n"

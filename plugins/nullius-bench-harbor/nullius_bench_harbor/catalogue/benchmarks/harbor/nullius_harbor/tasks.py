@@ -68,8 +68,6 @@ def refused(task: Task) -> list[str]:
     for step in c.steps or []:
         if step.agent.user is not None or step.verifier.user is not None:
             out.append(f"steps {step.name!r} agent.user / verifier.user: the box runs as its image's user")
-        if step.healthcheck is not None:
-            out.append(f"steps {step.name!r} healthcheck: a step's own readiness check is not run yet")
     if _compose_file(task) is not None and not (task.paths.environment_dir / "Dockerfile").is_file():
         out.append("environment/docker-compose.yaml without environment/Dockerfile: main's image is built from the Dockerfile")
     if env.os != TaskOS.LINUX:
@@ -126,12 +124,15 @@ def setup_reply(task: Task, rel: str) -> dict[str, Any]:
     if env.env:
         reply["env"] = _resolved(env.env, "environment.env")
     if env.healthcheck is not None:
-        h = env.healthcheck
-        reply["healthcheck"] = {"run": ["bash", "-c", h.command], "interval": h.interval_sec, "timeout": h.timeout_sec,
-                                "start_period": h.start_period_sec, "start_interval": h.start_interval_sec, "retries": h.retries}
+        reply["healthcheck"] = _healthcheck(env.healthcheck)
     reply["artifacts"] = [] if c.steps else artifacts(task)  # a task of steps collects them after each step
     reply["dirs"] = ["/logs/agent", "/logs/verifier", "/logs/artifacts"]  # Harbor mounts them: they are there from the start
     return reply
+
+
+def _healthcheck(h: Any) -> dict[str, Any]:
+    return {"run": ["bash", "-c", h.command], "interval": h.interval_sec, "timeout": h.timeout_sec,
+            "start_period": h.start_period_sec, "start_interval": h.start_interval_sec, "retries": h.retries}
 
 
 def _compose_file(task: Task) -> str | None:
@@ -194,6 +195,8 @@ def _step(task: Task, rel: str, step: StepConfig, index: int) -> dict[str, Any]:
     """One step: its instruction, what Harbor puts in before it (steps/<name>/workdir/ into the working directory, then its setup.sh)."""
     out: dict[str, Any] = {"name": step.name, "prompt": task.step_instruction(step.name), "verify": verify(task, rel, step),
                            "artifacts": artifacts(task, step)}
+    if step.healthcheck is not None:
+        out["healthcheck"] = _healthcheck(step.healthcheck)
     workdir = task.paths.step_workdir_dir(step.name)
     if workdir.is_dir():
         before: dict[str, Any] = {"copy": {_join(rel, "steps", step.name, "workdir"): "."}}
