@@ -53,24 +53,8 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, input: byt
     return done.stdout.decode(errors="replace")
 
 
-async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True) -> str:
-    """As `run`, without blocking the run's loop."""
-    proc = await asyncio.create_subprocess_exec(
-        docker_binary(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(env)
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise DockerError(f"`docker {' '.join(argv[:3])} ...` did not end in {timeout:g} s") from None
-    if check and proc.returncode != 0:
-        raise DockerError(f"`docker {' '.join(argv[:3])} ...` failed ({proc.returncode}): {err.decode(errors='replace').strip()[-600:]}")
-    return out.decode(errors="replace")
-
-
-async def arun_argv(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, log: Path | None = None) -> str:
-    """Another docker client (docker compose) with the docker client's environment: its stdout; its stderr to `log`; a DockerError."""
+async def _communicate(argv: Sequence[str], env: Mapping[str, str] | None, timeout: float, what: str) -> tuple[int, bytes, bytes]:
+    """A docker client run to its end: (exit, stdout, stderr); killed past `timeout`, a DockerError naming `what`."""
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(env)
     )
@@ -79,13 +63,28 @@ async def arun_argv(argv: Sequence[str], *, env: Mapping[str, str] | None = None
     except asyncio.TimeoutError:
         proc.kill()
         await proc.wait()
-        raise DockerError(f"`{Path(argv[0]).name} {' '.join(argv[1:4])} ...` did not end in {timeout:g} s") from None
+        raise DockerError(f"`{what} ...` did not end in {timeout:g} s") from None
+    assert proc.returncode is not None
+    return proc.returncode, out, err
+
+
+async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True) -> str:
+    """As `run`, without blocking the run's loop."""
+    code, out, err = await _communicate([docker_binary(), *argv], env, timeout, f"docker {' '.join(argv[:3])}")
+    if check and code != 0:
+        raise DockerError(f"`docker {' '.join(argv[:3])} ...` failed ({code}): {err.decode(errors='replace').strip()[-600:]}")
+    return out.decode(errors="replace")
+
+
+async def arun_argv(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, log: Path | None = None) -> str:
+    """Another docker client (docker compose) with the docker client's environment: its stdout; its stderr to `log`; a DockerError."""
+    code, out, err = await _communicate(argv, env, timeout, f"{Path(argv[0]).name} {' '.join(argv[1:4])}")
     if log is not None:
         with open(log, "ab") as out_log:
             out_log.write(err)
-    if proc.returncode != 0:
+    if code != 0:
         said = err.decode(errors="replace").strip()[-600:]
-        raise DockerError(f"`{Path(argv[0]).name} {' '.join(a for a in argv[1:] if not a.startswith('/'))[:120]}` failed ({proc.returncode}): {said}")
+        raise DockerError(f"`{Path(argv[0]).name} {' '.join(a for a in argv[1:] if not a.startswith('/'))[:120]}` failed ({code}): {said}")
     return out.decode(errors="replace")
 
 

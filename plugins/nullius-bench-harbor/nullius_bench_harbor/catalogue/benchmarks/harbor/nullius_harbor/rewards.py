@@ -25,13 +25,18 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _text(path: Path) -> str:
+    text = path.read_text(errors="replace")
+    if not text:
+        raise RewardError("RewardFileEmptyError", f"Reward file is empty at {path}")
+    return text
+
+
 def read_rewards(verifier_dir: Path, collected: list[str]) -> tuple[dict[str, float], str]:
     """The rewards and the file they came from."""
     if "reward.json" in collected:
         path = verifier_dir / "reward.json"
-        text = path.read_text(errors="replace")
-        if not text:
-            raise RewardError("RewardFileEmptyError", f"Reward file is empty at {path}")
+        text = _text(path)
         try:
             rewards = json.loads(text)
         except ValueError:
@@ -44,9 +49,7 @@ def read_rewards(verifier_dir: Path, collected: list[str]) -> tuple[dict[str, fl
         return {str(k): float(v) for k, v in rewards.items()}, "reward.json"
     if "reward.txt" in collected:
         path = verifier_dir / "reward.txt"
-        text = path.read_text(errors="replace")
-        if not text:
-            raise RewardError("RewardFileEmptyError", f"Reward file is empty at {path}")
+        text = _text(path)
         try:
             value = float(text)
         except ValueError:
