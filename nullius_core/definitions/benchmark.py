@@ -414,10 +414,13 @@ class Standard:
         if self.versions is not None and self.versions.default not in self.versions.blocks:
             names = ", ".join(sorted(self.versions.blocks)) or "none"
             yield ("versions", "default"), f"expected the name of a version ({names}), found {self.versions.default!r}"
+        yield from self._dataset_environments()
+
+    def _dataset_environments(self) -> Issues:
         environments = set(self.environments or {})
-        for name, ds in self.datasets.items():
-            if ds.environment is not None and ds.environment not in environments:
-                yield ("datasets", name, "environment"), f"expected a declared environment, found {ds.environment!r}"
-        folders = self.dataset_folders
-        if folders is not None and folders.environment is not None and folders.environment not in environments:
-            yield ("dataset_folders", "environment"), f"expected a declared environment, found {folders.environment!r}"
+        named = [(("datasets", name, "environment"), ds.environment) for name, ds in self.datasets.items()]
+        if self.dataset_folders is not None:
+            named.append((("dataset_folders", "environment"), self.dataset_folders.environment))
+        for where, environment in named:
+            if environment is not None and environment not in environments:
+                yield where, f"expected a declared environment, found {environment!r}"

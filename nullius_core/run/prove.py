@@ -286,13 +286,16 @@ def _control_check(control: str, declared: Control | None, job: JobDir, prepared
         record["limit"] = limit
     if errors:
         record["errors"] = errors
-    if against and not ok:
-        record["passing" if control == "nop" else "failing"] = against[:50]
-    if errored:
-        record["errored"] = errored[:50]
+    record.update(_named(control, against if not ok else [], errored))
     if problems:
         record["problems"] = problems[:20]
     return Check(control, ok, record)
+
+
+def _named(control: str, against: list[str], errored: list[str]) -> dict[str, list[str]]:
+    """The trials a failed control check names (at most 50 of each): those whose score breaks its bound, and those that erred."""
+    named = {("passing" if control == "nop" else "failing"): against[:50], "errored": errored[:50]}
+    return {key: value for key, value in named.items() if value}
 
 
 def _against(control: str, kind: str, passed: bool, reward: float, bound: dict[str, float]) -> bool:
