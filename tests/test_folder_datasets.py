@@ -106,3 +106,19 @@ def test_a_folder_is_read_whole_and_its_links_inside_it_are_kept():
     assert {rel for _, rel in pinned.files} >= {"driver.py", "standard.json"} and pinned.sha256 == read_folder(str(here)).sha256
     with pytest.raises(FolderProblem, match="does not exist"):
         read_folder(str(here / "nope"))
+
+
+def test_a_definition_that_takes_folders_needs_no_dataset_and_names_a_declared_environment():
+    from nullius_core.definitions.benchmark import Standard
+    from nullius_core.definitions.converter import structure
+    from nullius_core.definitions.problems import DefinitionError
+
+    base = {"upstream": {"pypi": "x", "version": "1"}, "driver": {"command": ["x"]},
+            "controls": {"nop": {"source": "nullius", "from": "x"}, "oracle": {"source": "nullius", "from": "y"}}}
+    assert structure({**base, "dataset_folders": {"summary": "a folder"}}, Standard, "$").datasets == {}
+    for extra, said in (({}, "$.datasets: expected at least one dataset (or dataset_folders: a folder as the dataset), found none"),
+                        ({"dataset_folders": {"summary": "s", "environment": "nope"}},
+                         "$.dataset_folders.environment: expected a declared environment, found 'nope'")):
+        with pytest.raises(DefinitionError) as caught:
+            structure({**base, **extra}, Standard, "$")
+        assert [p.render() for p in caught.value.problems] == [said]
