@@ -1,23 +1,28 @@
 """What a unit in a task's own image costs in Nullius, side by side with the direct docker path for the same work.
 
-    .venv/bin/python benchmarks/own_image_speed.py [--runs 3] [--repeat 4] [-j 1] [--json]
+    .venv/bin/python benchmarks/own_image_speed.py [--runs 3] [--repeat 4] [-j 1] [--compare PYTHON] [--json]
 
 The fixture benchmark `ownbench` (plugins/nullius-backend-docker/tests/fixtures),
 its units `answer` and `kept`, run by the oracle on the docker backend:
-per unit, the box (the task's image, `--init`, on its own network), the
-oracle's solve put in and run, `docker diff`, the agent's processes stopped
-(a helper container in the box's process namespace; not for `kept`), the
-check's files put in, the check run, its folder collected, the box and the
-network removed; plus the driver's ops and the records.
+per unit, the box (the task's image, `--init`, no network), the oracle's
+solve put in and run, `docker diff`, the box's processes looked at (and
+stopped by a helper container in its process namespace when the oracle left
+any; not for `kept`), the check's files put in, the check run, its folder
+collected, the box removed; plus the driver's ops and the records.
 
 The direct path is the least a hand-written harness does for the same
 result, with the docker CLI and nothing else: run the image, `docker cp`
 the solution, exec it, `docker cp` the tests, exec them, `docker cp` the
 logs out, remove the container. Both are measured in one run, alternating,
 -j units at once; printed: the medians of the wall time over the units (the
-run's whole command for Nullius, its start included) and their ratio, and
-the whole machine's CPU seconds per unit. The machine is noisy: read the
-medians and the ratio.
+run's whole command for Nullius, its start included) and their ratio, the
+whole machine's CPU seconds per unit (docker's daemon is not the run's
+child) and the Nullius process tree's own, and where a unit's time went:
+each docker call's median seconds, read from the trials'
+`.work/docker-calls.tsv`. `--compare PYTHON` runs the same command with
+another checkout's interpreter (its `.venv/bin/python`: the commit before a
+change, say) in the same alternation. The machine is noisy: read the medians
+and the ratios.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,6 +57,11 @@ def machine_cpu() -> float:
     return (sum(map(int, fields)) - int(fields[3]) - int(fields[4])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def docker(*argv: str, data: bytes | None = None) -> str:
     return subprocess.run(["docker", *argv], input=data, capture_output=True, check=True, timeout=300).stdout.decode()
 
@@ -71,60 +82,93 @@ def direct_unit(image: str, i: int, out: Path) -> None:
         docker("rm", "-f", name)
 
 
+def nullius_run(python: str, base: list[str], name: str, root: Path, env: dict[str, str], units: int) -> dict[str, float]:
+    """One `nullius run` of the units: wall and machine CPU per unit, the process tree's CPU; its job checked whole."""
+    cpu0 = machine_cpu()
+    got = measure([python, "-m", "nullius_core", *base, "--job-name", name], root, env)
+    cpu = machine_cpu() - cpu0
+    job = Path(env["NULLIUS_JOBS_DIR"]) / name
+    results = [json.loads(r.read_text()) for r in job.glob("*/result.json")]
+    if got["returncode"] != 0 or len(results) != units or any(r["standard"]["outcome"] != "passed" for r in results):
+        raise SystemExit(f"{name} failed (kept in {root}): {got['stderr'][-2000:]}")
+    return {"unit": got["wall_s"] / units, "cpu": cpu / units, "tree_cpu": got["cpu_s"] / units}
+
+
+def direct_run(image: str, out: Path, units: int, j: int) -> dict[str, float]:
+    out.mkdir()
+    cpu0, tree0 = machine_cpu(), children_cpu()
+    started = time.monotonic()
+    with ThreadPoolExecutor(j) as pool:
+        list(pool.map(lambda i: direct_unit(image, i, out), range(units)))
+    wall = time.monotonic() - started
+    cpu = machine_cpu() - cpu0
+    if sum("checked" in p.read_text() for p in out.glob("*.txt")) != units:
+        raise SystemExit(f"the direct path's checks did not all run (kept in {out})")
+    return {"unit": wall / units, "cpu": cpu / units, "tree_cpu": (children_cpu() - tree0) / units}  # its docker commands
+
+
+def where_the_time_goes(jobs: list[Path]) -> list[dict[str, object]]:
+    """Each docker call of the units (the trials' .work/docker-calls.tsv): its median seconds and how many a unit makes."""
+    seconds: dict[tuple[str, str], list[float]] = {}
+    trials = 0
+    for job in jobs:
+        for record in job.glob("*/.work/docker-calls.tsv"):
+            trials += 1
+            for line in record.read_text().splitlines()[2:]:
+                _, took, step, call, _ = line.split("\t")
+                seconds.setdefault((step, call), []).append(float(took))
+    rows = [{"step": step, "call": call, "median_s": round(statistics.median(v), 4), "per_unit": round(len(v) / max(trials, 1), 2)}
+            for (step, call), v in seconds.items()]
+    return sorted(rows, key=lambda r: -float(r["median_s"]) * float(r["per_unit"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=4, help="each of the two units this many times: 2 x repeat units a run")
     parser.add_argument("-j", type=int, default=1)
+    parser.add_argument("--compare", metavar="PYTHON", help="also run another checkout's interpreter (its .venv/bin/python), alternating")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="nullius-own-speed-"))
     env = {**isolated_env(root), "NULLIUS_CATALOGUE": str(CATALOGUE)}
     units = 2 * args.repeat
     base = ["run", "ownbench", "oracle", "--backend", "docker", "--limit", "2", "--repeat", str(args.repeat), "-j", str(args.j)]
-    warm = measure([*NULLIUS, "run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", "warm"], root, env)
-    if warm["returncode"] != 0:
-        raise SystemExit(f"the warm-up run failed: {warm['stderr'][-2000:]}")
-    image = json.loads(next((Path(env["NULLIUS_JOBS_DIR"]) / "warm").glob("*/result.json")).read_text())["standard"]["image"]
-    rows: dict[str, dict[str, list[float]]] = {"nullius": {"unit": [], "cpu": []}, "direct": {"unit": [], "cpu": []}}
+    sides = {"nullius": sys.executable, **({"compare": args.compare} if args.compare else {})}
+    for side, python in sides.items():
+        warm = measure([python, "-m", "nullius_core", "run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", f"warm-{side}"],
+                       root, env)
+        if warm["returncode"] != 0:
+            raise SystemExit(f"the warm-up run ({side}) failed: {warm['stderr'][-2000:]}")
+    image = json.loads(next((Path(env["NULLIUS_JOBS_DIR"]) / "warm-nullius").glob("*/result.json")).read_text())["standard"]["image"]
+    rows: dict[str, list[dict[str, float]]] = {side: [] for side in [*sides, "direct"]}
     for run in range(args.runs):
-        name = f"own-{run}"
-        cpu0 = machine_cpu()
-        got = measure([*NULLIUS, *base, "--job-name", name], root, env)
-        cpu = machine_cpu() - cpu0
-        job = Path(env["NULLIUS_JOBS_DIR"]) / name
-        results = [json.loads(r.read_text()) for r in job.glob("*/result.json")]
-        if got["returncode"] != 0 or len(results) != units or any(r["standard"]["outcome"] != "passed" for r in results):
-            raise SystemExit(f"{name} failed (kept in {root}): {got['stderr'][-2000:]}")
-        rows["nullius"]["unit"].append(got["wall_s"] / units)
-        rows["nullius"]["cpu"].append(cpu / units)
-
-        out = root / f"direct-{run}"
-        out.mkdir()
-        cpu0 = machine_cpu()
-        started = time.monotonic()
-        with ThreadPoolExecutor(args.j) as pool:
-            list(pool.map(lambda i: direct_unit(image, i, out), range(units)))
-        wall = time.monotonic() - started
-        cpu = machine_cpu() - cpu0
-        if sum("checked" in p.read_text() for p in out.glob("*.txt")) != units:
-            raise SystemExit(f"the direct path's checks did not all run (kept in {out})")
-        rows["direct"]["unit"].append(wall / units)
-        rows["direct"]["cpu"].append(cpu / units)
-    report = {
-        side: {"seconds_per_unit": round(statistics.median(r["unit"]), 3), "machine_cpu_per_unit_s": round(statistics.median(r["cpu"]), 3)}
-        for side, r in rows.items()
+        for side, python in sides.items():
+            rows[side].append(nullius_run(python, base, f"own-{side}-{run}", root, env, units))
+        rows["direct"].append(direct_run(image, root / f"direct-{run}", units, args.j))
+    report: dict[str, object] = {
+        side: {"seconds_per_unit": round(statistics.median(r["unit"] for r in got), 3),
+               "machine_cpu_per_unit_s": round(statistics.median(r["cpu"] for r in got), 3),
+               "process_tree_cpu_per_unit_s": round(statistics.median(r["tree_cpu"] for r in got), 3)}
+        for side, got in rows.items()
     }
-    report["ratio"] = round(report["nullius"]["seconds_per_unit"] / report["direct"]["seconds_per_unit"], 2)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        n, d = report["nullius"], report["direct"]
-        print(f"{units} own-image oracle units at -j {args.j}, medians of {args.runs} runs, alternating")
-        print(f"nullius {n['seconds_per_unit']:.3f} s wall/unit (machine CPU {n['machine_cpu_per_unit_s']:.2f} s)  "
-              f"direct docker {d['seconds_per_unit']:.3f} s wall/unit (machine CPU {d['machine_cpu_per_unit_s']:.2f} s)  "
-              f"nullius/direct {report['ratio']:.2f}x")
+    for side in sides:
+        report[f"{side}/direct"] = round(report[side]["seconds_per_unit"] / report["direct"]["seconds_per_unit"], 2)  # type: ignore[index]
+    report["calls"] = where_the_time_goes([Path(env["NULLIUS_JOBS_DIR"]) / f"own-nullius-{run}" for run in range(args.runs)])
+    print(json.dumps(report, indent=2) if args.json else text_report(report, sides, units, args))
     subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+def text_report(report: dict, sides: dict[str, str], units: int, args: argparse.Namespace) -> str:
+    lines = [f"{units} own-image oracle units at -j {args.j}, medians of {args.runs} runs, alternating"]
+    for side in [*sides, "direct"]:
+        r = report[side]
+        ratio = f"  {side}/direct {report[side + '/direct']:.2f}x" if side in sides else ""
+        lines.append(f"{side:8s} {r['seconds_per_unit']:.3f} s wall/unit  machine CPU {r['machine_cpu_per_unit_s']:.2f} s/unit  "
+                     f"its process tree {r['process_tree_cpu_per_unit_s']:.2f} s/unit{ratio}")
+    lines.append("where a unit's time goes (nullius, each docker call: median s, calls a unit):")
+    lines += [f"  {c['median_s']:7.3f} s  x{c['per_unit']:<4g} {c['step']:8s} {c['call']}" for c in report["calls"]]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

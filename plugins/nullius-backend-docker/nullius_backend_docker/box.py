@@ -11,9 +11,12 @@
 
 The check: the agent's processes stopped (reaper.py, from a helper sharing
 the box's process namespace: the image may have no `kill`), the check's
-files put in with `docker cp`, its command run with `docker exec` in the
-working directory, its `collect` folder copied out. Removal happens off the
-unit's path, after the room's own.
+files put in as one archive, its command run in the working directory, its
+`collect` folder copied out. Removal happens off the unit's path, after the
+room's own. The box's steps are requests to the daemon's API (asyncapi.py),
+each timed in the trial's `.work/docker-calls.tsv`; `docker` commands remain
+for what is attached (the agent's `exec -i`, the door, the egress proxy) and
+the helpers whose answer is their stdout.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import tarfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_backend_docker import boxfiles, dockercli
+from nullius_backend_docker import boxfiles, boxprocs, dockercli, overlaydiff
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.engine import Refused, message_of
 from nullius_backend_docker.door import EGRESS_PORT
 from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
@@ -40,6 +46,7 @@ if TYPE_CHECKING:
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
 DOCKER_INIT = "/usr/sbin/docker-init"
 OUTPUT_LIMIT = 256 * 1024  # the end of the check's output that `score` is sent; the whole is test-stdout.txt
+KINDS = {0: "C", 1: "A", 2: "D"}  # the daemon's change kinds, as `docker diff` prints them
 
 
 class DockerBox:
@@ -52,10 +59,15 @@ class DockerBox:
         self.home = home
         self.name = f"{backend.prefix}-{unit}-box"
         self.labels = backend.labels(unit)
+        self.api = backend.api
+        self.calls = CallLog(self.name)  # every docker call of the unit: its .work/docker-calls.tsv
         self.door = backend.new_door(unit, home.parent / "door.log")  # started by the agent's room, or for a check's way out
+        self.door.calls = self.calls
         self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        self._created = False
         self._started = False
         self._changes: str | None = None
+        self._inspect: dict[str, Any] = {}
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
         self._lock = asyncio.Lock()
 
@@ -73,62 +85,79 @@ class DockerBox:
         async with self._lock:
             if self._started:
                 return
-            limits = []
-            if self.own.image.memory_mb:
-                limits += ["--memory", f"{self.own.image.memory_mb}m"]
-            if self.own.image.cpus:
-                limits += ["--cpus", f"{self.own.image.cpus:g}"]
-            argv = ["run", "-d", "--init", "--name", self.name, *self.labels, "--network", self.door.network if self.door.started else "none",
-                    "--security-opt", "no-new-privileges", "--log-driver", "none", "--workdir", self.workdir, *limits]
             for volume in volumes:
-                argv += ["--volume", volume]
                 self._points.append(volume.split(":")[1])
-            flags, cli_env = dockercli.by_name(self.own.env)  # the task's variables, by name: their values stay off the argument list
-            await dockercli.arun([*argv, *flags, *self._keep_alive()], env=cli_env, timeout=120)
+            await self.api.call(self.calls, "start", "POST", "/containers/create", query={"name": self.name}, body=self._config(volumes),
+                                timeout=120)
+            self._created = True
+            await self.api.call(self.calls, "start", "POST", "/containers/{}/start", self.name, timeout=120)
             self._started = True
+            # where it runs (its init's pid) and its folders (GraphDriver), for reading its processes and changes here
+            self._inspect = await self.api.call(self.calls, "start", "GET", "/containers/{}/json", self.name)
             if self.own.healthcheck is not None:
                 await self._healthy(self.own.healthcheck)
 
-    def _keep_alive(self) -> list[str]:
+    def _config(self, volumes: Sequence[str]) -> dict[str, Any]:
+        """What `docker run -d --init --security-opt no-new-privileges --log-driver none -e NAME... --entrypoint sleep IMAGE infinity`
+        asks for (the task's variables in the request, never on an argument list)."""
+        host: dict[str, Any] = {"Init": True, "NetworkMode": self.door.network if self.door.started else "none",
+                                "SecurityOpt": ["no-new-privileges"], "LogConfig": {"Type": "none", "Config": {}}, "Binds": list(volumes),
+                                "RestartPolicy": {"Name": "no"}}
+        if self.own.image.memory_mb:
+            host["Memory"] = self.own.image.memory_mb * 1024 * 1024
+        if self.own.image.cpus:
+            host["NanoCpus"] = round(self.own.image.cpus * 1e9)
+        entrypoint, cmd = self._keep_alive()
+        return {"Image": self.tag, "Entrypoint": entrypoint, "Cmd": cmd, "WorkingDir": self.workdir, "HostConfig": host,
+                "Env": [f"{k}={v}" for k, v in sorted(self.own.env.items())], "Labels": self.backend.label_map(self.unit)}
+
+    def _keep_alive(self) -> tuple[list[str], list[str]]:
         """`sleep infinity` keeps the box up; with `dirs`, a shell makes them first and becomes it (no docker call more)."""
         if not self.own.dirs:
-            return ["--entrypoint", "sleep", self.tag, "infinity"]
-        return ["--entrypoint", "sh", self.tag, "-c", 'mkdir -p "$@" && chmod 777 "$@"; exec sleep infinity', "sh", *self.own.dirs]
+            return ["sleep"], ["infinity"]
+        return ["sh"], ["-c", 'mkdir -p "$@" && chmod 777 "$@"; exec sleep infinity', "sh", *self.own.dirs]
 
     async def _healthy(self, check: Healthcheck) -> None:
         """Docker's HEALTHCHECK rules: tries until one passes; `retries` failures in a row after the start period fail it."""
         began = asyncio.get_running_loop().time()
         failures = 0
         while True:
-            code, err, out = await dockercli.arun_bytes(["exec", "-w", self.workdir, self.name, *check.run], check.timeout)
+            said = io.BytesIO()
+            code, timed_out = await self.api.exec(self.calls, "start", self.name, check.run, said, check.timeout, workdir=self.workdir, grace=0)
+            code = 124 if timed_out else code  # as `timeout` says it: a try that did not end in time failed
             if code == 0:
                 return
             starting = asyncio.get_running_loop().time() - began < check.start_period
             failures = 0 if starting else failures + 1
             if failures >= check.retries:
-                said = (out.decode(errors="replace") + err).strip()[-300:]
-                raise NotReady(f"the task's healthcheck failed {failures} times in a row (exit {code}): {said or 'it said nothing'}")
+                text = said.getvalue().decode(errors="replace").strip()[-300:]
+                raise NotReady(f"the task's healthcheck failed {failures} times in a row (exit {code}): {text or 'it said nothing'}")
             await asyncio.sleep(check.start_interval if starting else check.interval)  # the task's own pace, as Docker's
 
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
         await self.check_runtime(argv[0])
         flags, cli_env = dockercli.by_name(env)
-        return await ExecProcess.start(self, ["exec", "-i", "-w", self.workdir, *flags, self.name, *argv], cli_env, stderr, list(argv))
+        with self.calls.timed("agent", "docker exec -i (attached: its start)") as result:
+            process = await ExecProcess.start(self, ["exec", "-i", "-w", self.workdir, *flags, self.name, *argv], cli_env, stderr, list(argv))
+            result[0] = "started"
+        return process
 
     async def check_runtime(self, runtime: str) -> None:
         """The agent's runtime, tried once in the image: one that cannot start is the unit's setup error, saying why."""
-        code, err, out = await dockercli.arun_bytes(["exec", self.name, runtime, "--version"], 60)
+        said = io.BytesIO()
+        code, _ = await self.api.exec(self.calls, "agent", self.name, [runtime, "--version"], said, 60)
         if code == 0:
             return
         kind = "node" if "node" in Path(runtime).name else "python" if "python" in Path(runtime).name else Path(runtime).name
         if await self._musl():
             raise NotRun(f"not run: the agent's runtime ({kind}) needs glibc; this task's image is musl-based")
-        raise NotRun(f"not run: the agent's runtime ({kind}, {runtime}) cannot start in this task's image: {(out.decode(errors='replace') + err).strip()[-300:]}")
+        raise NotRun(f"not run: the agent's runtime ({kind}, {runtime}) cannot start in this task's image: "
+                     f"{said.getvalue().decode(errors='replace').strip()[-300:]}")
 
     async def _musl(self) -> bool:
         for folder in ("/lib", "/usr/lib"):
-            code, _, data = await dockercli.arun_bytes(["cp", f"{self.name}:{folder}", "-"], 60)
-            if code == 0:
+            status, data = await self.api.raw(self.calls, "agent", "GET", "/containers/{}/archive", self.name, query={"path": folder})
+            if status == 200:
                 with contextlib.suppress(tarfile.TarError), tarfile.open(fileobj=io.BytesIO(data)) as tar:
                     if any("ld-musl" in m.name for m in tar.getmembers()):
                         return True
@@ -138,19 +167,19 @@ class DockerBox:
 
     async def solve(self, steps: Steps, out: Path) -> int | None:
         await self.start()
-        await self._put(steps)
+        await self._put(steps, "solve")
         if steps.run is None:
             return 0
-        code, _ = await self._run(steps.run, steps.seconds, out, {})
+        code, _ = await self._run(steps.run, steps.seconds, out, {}, "solve")
         return code
 
     async def changes(self) -> str:
-        """What the agent (or the oracle) changed, taken once, before the check's files go in."""
-        if not self._started:
+        """What the agent (or the oracle) changed, taken once, before the check's files go in; a folder before what is in it."""
+        if not self._created:
             return ""
         if self._changes is None:
-            lines = boxfiles.without_ours((await dockercli.arun(["diff", self.name], timeout=120)).splitlines(), [DOCKER_INIT, *self._points])
-            self._changes = "".join(line + "\n" for line in lines)
+            lines = boxfiles.without_ours(await self._diff(), [DOCKER_INIT, *self._points])
+            self._changes = "".join(line + "\n" for line in boxfiles.by_path(lines))
         return self._changes
 
     async def collect_artifacts(self, artifacts: list[Artifact], folder: Path) -> list[dict[str, Any]]:
@@ -158,13 +187,30 @@ class DockerBox:
         folder.mkdir(parents=True, exist_ok=True)
         entries = []
         for artifact in artifacts:
-            code, _, data = await dockercli.arun_bytes(["cp", f"{self.name}:{artifact.source}", "-"], 300)
-            kind, status = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
-            if code == 0:
-                kind, status = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
-            entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": status,
+            status, data = await self.api.raw(self.calls, "artifacts", "GET", "/containers/{}/archive", self.name,
+                                              query={"path": artifact.source}, timeout=300)
+            kind, state = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
+            if status == 200:
+                kind, state = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
+            entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": state,
                             "service": None, "exclude": list(artifact.exclude) if kind == "directory" else []})
         return entries
+
+    async def _diff(self) -> list[str]:
+        """`docker diff`: from the box's upper folder where this machine reads it as the daemon would (a few ms), else the
+        daemon's own (which walks the whole image: 0.4 s of its CPU here); NULLIUS_DOCKER_DIFF=daemon always asks the daemon."""
+        if os.environ.get("NULLIUS_DOCKER_DIFF") != "daemon":
+            where = overlaydiff.folders(self._inspect.get("GraphDriver") or {})
+            if where is not None:
+                with self.calls.timed("changes", "the upper folder, read here") as result:
+                    try:
+                        lines = await asyncio.to_thread(overlaydiff.changes, *where)
+                        result[0] = f"{len(lines)} changes"
+                        return lines
+                    except (overlaydiff.Unsupported, OSError) as exc:  # a feature it does not read, a file gone mid-walk
+                        result[0] = f"asked the daemon: {str(exc)[:120]}"
+        listed = await self.api.call(self.calls, "changes", "GET", "/containers/{}/changes", self.name, timeout=120)
+        return [f"{KINDS[c['Kind']]} {c['Path']}" for c in listed or []]
 
     async def verify(self, verify: Verify, verifier_dir: Path) -> Verified:
         await self.start()
@@ -176,19 +222,21 @@ class DockerBox:
         finally:
             await changes
         if verify.clear:  # as root: what the agent planted where the check's files go (its own /tests, a reward file) never counts
-            await dockercli.arun(["exec", "--user", "0", self.name, "rm", "-rf", "--", *verify.clear], timeout=120)
-        await self._put(verify)
+            await self._clear(verify.clear)
+        await self._put(verify, "check")
         env: dict[str, str] = {}
         egress = None
         if verify.network:
-            egress = await self._start_egress(verifier_dir / "egress.log")
+            with self.calls.timed("check", "docker run -i (the egress proxy, until it listens)") as result:
+                egress = await self._start_egress(verifier_dir / "egress.log")
+                result[0] = "listening"
             proxy = f"http://egress:{EGRESS_PORT}"
             env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
         try:
             out = verifier_dir / "test-stdout.txt"
             code, timed_out = (0, False)
             if verify.run is not None:
-                code, timed_out = await self._run(verify.run, verify.seconds, out, env)
+                code, timed_out = await self._run(verify.run, verify.seconds, out, env, "check")
             else:
                 out.write_text("")
         finally:
@@ -211,10 +259,15 @@ class DockerBox:
             raise VerifyProblem(f"the agent's processes could not be stopped before the check: {names}")
 
     async def _anything_running(self) -> bool:
-        """More than init and the keep-alive in the box (`docker top`: no helper container started to see it)."""
-        listing = await dockercli.arun(["top", self.name, "-eo", "pid,ppid,args"], timeout=60)
-        rows = [line.split(None, 2) for line in listing.splitlines()[1:] if line.strip()]
-        init = [r for r in rows if len(r) == 3 and r[2].startswith("/sbin/docker-init")]
+        """More than init and the keep-alive in the box: its cgroup read here, else the daemon's `top` (no helper container started)."""
+        with self.calls.timed("stop", "the box's processes, read here") as result:
+            rows = boxprocs.listed(int((self._inspect.get("State") or {}).get("Pid") or 0), self._inspect.get("Id", ""))
+            result[0] = f"{len(rows)} processes" if rows is not None else "asked the daemon"
+        if rows is None:
+            listing = await self.api.call(self.calls, "stop", "GET", "/containers/{}/top", self.name, query={"ps_args": "-eo pid,ppid,args"})
+            rows = (listing or {}).get("Processes") or []
+        rows = [r for r in rows if len(r) == 3]
+        init = [r for r in rows if r[2].startswith("/sbin/docker-init")]
         if len(init) != 1:
             return True
         rest = [r for r in rows if r is not init[0]]
@@ -227,41 +280,41 @@ class DockerBox:
                "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.backend.image, "python3", "/opt/nullius-door/reaper.py", mode]
         if mode == "exec":
             run.append(json.dumps(list(argv)))
-        return json.loads(await dockercli.arun(run, timeout=60))
+        return json.loads(await dockercli.arun(run, timeout=60, calls=self.calls, step="stop" if mode == "all" else "agent"))
 
-    async def _put(self, steps: Steps) -> None:
-        """The files of `copy` and `write` as one archive, extracted at the box's root by `docker cp`."""
+    async def _clear(self, paths: Sequence[str]) -> None:
+        said = io.BytesIO()
+        code, _ = await self.api.exec(self.calls, "check", self.name, ["rm", "-rf", "--", *paths], said, 120, user="0")
+        if code != 0:
+            raise DockerError(f"the check's folders could not be emptied first (rm exit {code}): {said.getvalue().decode(errors='replace')[-300:]}")
+
+    async def _put(self, steps: Steps, step: str) -> None:
+        """The files of `copy` and `write` as one archive, extracted at the box's root (as `docker cp -` does)."""
         if not steps.copy and not steps.write:
             return
         data = await asyncio.to_thread(boxfiles.archive, self.own.source, steps)
-        code, err, _ = await dockercli.arun_bytes(["cp", "-", f"{self.name}:/"], 300, data)
-        if code != 0:
-            raise VerifyProblem(f"the check's files could not be put in the box: {err.strip()[-300:]}")
+        try:
+            await self.api.call(self.calls, step, "PUT", "/containers/{}/archive", self.name, query={"path": "/", "noOverwriteDirNonDir": "true"},
+                                data=data, timeout=300)
+        except Refused as exc:
+            raise VerifyProblem(f"the check's files could not be put in the box: {exc.message[-300:]}") from None
 
-    async def _run(self, argv: Sequence[str], seconds: float, out_path: Path, env: Mapping[str, str]) -> tuple[int | None, bool]:
-        """`argv` in the working directory; its stdout and stderr to `out_path`. (exit, timed out): a timed-out one is stopped."""
-        flags, cli_env = dockercli.by_name(env)
+    async def _run(self, argv: Sequence[str], seconds: float, out_path: Path, env: Mapping[str, str], step: str) -> tuple[int | None, bool]:
+        """`argv` in the working directory; its stdout and stderr to `out_path`. (exit, timed out): a timed-out one is stopped,
+        with its own children too (everything but init and the keep-alive: the check is over)."""
         with open(out_path, "wb") as out:
-            proc = await start_process(
-                dockercli.docker_binary(), "exec", "-w", self.workdir, *flags, self.name, *argv,
-                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT, env=cli_env,
-            )
             try:
-                return await asyncio.wait_for(proc.wait(), seconds), False
-            except asyncio.TimeoutError:
-                # everything but init and the keep-alive: the command's own children too (the check is over)
-                await self.reap("all")
-                try:
-                    await asyncio.wait_for(proc.wait(), 10)
-                except asyncio.TimeoutError:
-                    proc.kill()
-                    await proc.wait()
-                return None, True
+                return await self.api.exec(self.calls, step, self.name, argv, out, seconds, workdir=self.workdir, env=env,
+                                           on_timeout=lambda: self.reap("all"))
+            except Refused as exc:  # the box is not running (its keep-alive killed): as `docker exec` says it, exit 1
+                out.write(f"Error response from daemon: {exc.message}\n".encode())
+                return 1, False
 
     async def _collect(self, folder: str, verifier_dir: Path) -> list[str]:
-        code, err, data = await dockercli.arun_bytes(["cp", f"{self.name}:{folder}", "-"], 300)
-        if code != 0:
-            (verifier_dir / "collect.txt").write_text(f"{folder} could not be collected: {err.strip()[-300:]}\n")
+        status, data = await self.api.raw(self.calls, "collect", "GET", "/containers/{}/archive", self.name, query={"path": folder}, timeout=300)
+        if status != 200:
+            message = message_of(data)
+            (verifier_dir / "collect.txt").write_text(f"{folder} could not be collected: {message[-300:]}\n")
             return []
         return await asyncio.to_thread(boxfiles.extract, data, verifier_dir)
 
@@ -295,10 +348,14 @@ class DockerBox:
         self.backend.later(self._remove())
 
     async def _remove(self) -> None:
-        if self._started:
-            await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
-            await self._give_home_back()
-        await self.door.close()
+        try:
+            if self._created:
+                with contextlib.suppress(DockerError):
+                    await self.api.raw(self.calls, "remove", "DELETE", "/containers/{}", self.name, query={"force": "1"})
+                await self._give_home_back()
+            await self.door.close()
+        finally:
+            self.calls.write(self.home.parent / "docker-calls.tsv")
 
     async def _give_home_back(self) -> None:
         """What the image's user (often root) wrote in the mounted HOME becomes yours again."""
@@ -307,7 +364,8 @@ class DockerBox:
         await dockercli.arun(
             ["run", "--rm", "--user", "0", "--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_READ_SEARCH",
              "--network", "none", "--log-driver", "none", *self.labels, "--volume", f"{self.home}:/home-to-give-back",
-             self.backend.image, "chown", "-R", "-h", self.backend.user, "/home-to-give-back"], timeout=300, check=False)
+             self.backend.image, "chown", "-R", "-h", self.backend.user, "/home-to-give-back"], timeout=300, check=False,
+            calls=self.calls, step="remove")
 
 
 async def _stop_egress(proc: asyncio.subprocess.Process) -> None:

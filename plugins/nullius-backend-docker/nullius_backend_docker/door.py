@@ -28,6 +28,7 @@ from typing import IO
 import attrs
 
 from nullius_backend_docker import dockercli
+from nullius_backend_docker.calls import CallLog, timed
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.listeners import pipe_both
 from nullius_core.processes import start_process
@@ -65,6 +66,7 @@ class UnitDoor:
         self._log: IO[bytes] | None = None
         self._servers: list[asyncio.AbstractServer] = []
         self._lock = asyncio.Lock()
+        self.calls: CallLog | None = None  # the unit's box's, when it has one: its start and end timed there
 
     @property
     def network(self) -> str:
@@ -92,53 +94,63 @@ class UnitDoor:
         async with self._lock:
             if self._proc is not None:
                 return
-            for name, target in self._services:
-                self._servers.append(await asyncio.start_unix_server(lambda r, w, t=target: _connect(t, r, w), path=str(self.socket(name))))
-            hosts, mappings = [], []
-            for alias, address, port, socket in FIXED:
-                hosts += ["--add-host", f"{alias}:{address}"]
-                mappings.append(f"{address}:{port}={socket}")
-            for i, licence in enumerate(self.licences):
-                address = f"127.0.1.{i + 1}"  # its own address: two servers may share a port
-                hosts += ["--add-host", f"{licence.alias}:{address}"]
-                mappings.append(f"{address}:{licence.port}=licence-{i}")
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log, "ab")  # noqa: SIM115 - closed in close()
-            # a process of the run: when the run dies, its watcher ends the client, and the door's stdin closes
-            self._proc = await start_process(
-                dockercli.docker_binary(), "run", "-i", "--rm", "--name", self.name, *self.labels, "--network", "none",
-                *self.options, "--read-only", *hosts, "--volume", f"{self.folder}:/sockets:ro",
-                "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.image,
-                "python3", "/opt/nullius-door/forward.py", "/sockets", *mappings,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log,
-                env=dockercli.client_env(None),
-            )
-            assert self._proc.stdout is not None
-            try:
-                line = await asyncio.wait_for(self._proc.stdout.readline(), READY_SECONDS)
-            except asyncio.TimeoutError:
-                line = b""
-            if line.strip() != b"ready":
-                raise DockerError(f"the unit's door did not start; see {self.log}")
+            with timed(self.calls, "door", "docker run -i (the door, until ready)") as result:
+                await self._start()
+                result[0] = "ready"
+
+    async def _start(self) -> None:
+        for name, target in self._services:
+            self._servers.append(await asyncio.start_unix_server(lambda r, w, t=target: _connect(t, r, w), path=str(self.socket(name))))
+        hosts, mappings = [], []
+        for alias, address, port, socket in FIXED:
+            hosts += ["--add-host", f"{alias}:{address}"]
+            mappings.append(f"{address}:{port}={socket}")
+        for i, licence in enumerate(self.licences):
+            address = f"127.0.1.{i + 1}"  # its own address: two servers may share a port
+            hosts += ["--add-host", f"{licence.alias}:{address}"]
+            mappings.append(f"{address}:{licence.port}=licence-{i}")
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log, "ab")  # noqa: SIM115 - closed in close()
+        # a process of the run: when the run dies, its watcher ends the client, and the door's stdin closes
+        self._proc = await start_process(
+            dockercli.docker_binary(), "run", "-i", "--rm", "--name", self.name, *self.labels, "--network", "none",
+            *self.options, "--read-only", *hosts, "--volume", f"{self.folder}:/sockets:ro",
+            "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", self.image,
+            "python3", "/opt/nullius-door/forward.py", "/sockets", *mappings,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log,
+            env=dockercli.client_env(None),
+        )
+        assert self._proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._proc.stdout.readline(), READY_SECONDS)
+        except asyncio.TimeoutError:
+            line = b""
+        if line.strip() != b"ready":
+            raise DockerError(f"the unit's door did not start; see {self.log}")
 
     async def close(self) -> None:
         """Its stdin closed, the door ends and goes (--rm); then the sockets' folder."""
         if self._proc is not None:
-            if self._proc.stdin is not None:
-                with contextlib.suppress(Exception):
-                    self._proc.stdin.close()
-            try:
-                await asyncio.wait_for(self._proc.wait(), 15)
-            except asyncio.TimeoutError:
-                await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False)
-                with contextlib.suppress(ProcessLookupError):
-                    self._proc.kill()
-                await self._proc.wait()
+            with timed(self.calls, "remove", "the door's end (its stdin closed, --rm)") as result:
+                await self._end(self._proc)
+                result[0] = "ended"
         for server in self._servers:
             server.close()
         if self._log is not None:
             self._log.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    async def _end(self, proc: asyncio.subprocess.Process) -> None:
+        if proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 15)
+        except asyncio.TimeoutError:
+            await dockercli.arun(["rm", "-f", self.name], timeout=60, check=False, calls=self.calls, step="remove")
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
 
 
 async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -1,0 +1,102 @@
+"""`agent/container-changes.txt` read from the box's upper folder is what `docker diff` says, and every docker call is timed.
+
+The image has layers of its own that delete, make opaque and replace what
+the layers below them hold; the container then changes, deletes and
+replaces files of every layer in every way the daemon's diff tells apart
+(content, size, time, mode, owner, a file's capability, a folder made
+opaque, a file become a folder and back, links, a fifo). The daemon's own
+diff walks the whole image; overlaydiff.py reads the upper folder alone and
+must say the same, line for line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nullius_core.testing import run_cli
+
+from docker_world import docker
+
+from nullius_backend_docker import overlaydiff
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
+LAYERS = """ARG NULLIUS_BASE
+FROM ${NULLIUS_BASE}
+RUN mkdir -p /data/keep /data/gone /data/opaque /data/replace /data/tofile /data/deep/a/b && echo a > /data/keep/a \\
+    && echo b > /data/gone/b && echo c > /data/opaque/c && echo d > /data/replace/d && echo e > /data/tofile/e \\
+    && echo f > /data/file && ln -s /data/file /data/link && echo g > /data/deep/a/b/g && cp /bin/true /data/cap
+RUN rm -rf /data/gone /data/file /data/opaque && mkdir /data/opaque && echo c2 > /data/opaque/c2 && echo more > /data/keep/more
+RUN rm -rf /data/tofile && echo now-a-file > /data/tofile && mkdir /data/file && echo x > /data/file/x
+"""
+CHANGES = """set -e
+echo 42 > /data/keep/new; echo z >> /data/keep/a; printf a > /data/keep/more; touch -d 2001-01-01 /data/tofile
+rm -rf /data/replace; mkdir /data/replace; echo n > /data/replace/n
+rm /data/link; ln -s /etc /data/link; rm -rf /data/opaque; rm -rf /data/file; echo y > /data/file
+mkdir -p /new/deep/er; echo 1 > /new/deep/er/f; mkfifo /fifo; ln /data/keep/a /hard
+chmod 600 /data/keep/more; chown 1:1 /data/keep; rm -f /etc/hostname.nonexistent /usr/bin/tail; rm -rf /usr/share/doc
+touch /data/deep/a/b/g; mkdir /data/made; rmdir /data/made; echo same > /tmp/t; rm /tmp/t
+python3 -c "import os; os.setxattr('/data/cap', 'security.capability', bytes.fromhex('0100000200100000000000000000000000000000'))"
+"""
+
+
+@pytest.fixture(scope="module")
+def layered(world, tmp_path_factory):
+    env, _, _ = world
+    base = run_cli(["docker", "base"], env).stdout.strip()
+    folder = tmp_path_factory.mktemp("layers")
+    (folder / "Dockerfile").write_text(LAYERS)
+    tag = "nullius-test/layers:1"
+    subprocess.run(["docker", "build", "-q", "--build-arg", f"NULLIUS_BASE={base}", "-t", tag, str(folder)], check=True,
+                   capture_output=True, timeout=600)
+    return tag
+
+
+def test_the_upper_folder_says_what_the_daemons_diff_says(layered):
+    name = "nullius-test-changes-box"
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    docker("run", "-d", "--init", "--name", name, "--label", "nullius.job=test-changes", "--network", "none", "--entrypoint", "sleep",
+           layered, "infinity")
+    try:
+        docker("exec", name, "sh", "-c", CHANGES)
+        found = overlaydiff.folders(json.loads(docker("inspect", "--format", "{{json .GraphDriver}}", name)))
+        if found is None:
+            pytest.skip("the daemon's overlay2 folders cannot be read here (not root, or not on this machine): its own diff is used")
+        ours = overlaydiff.changes(*found)
+        theirs = docker("diff", name).splitlines()
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    assert sorted(ours) == sorted(theirs)
+    for line in ("C /data/cap", "D /data/opaque", "C /data/file", "C /data/replace", "D /data/replace/d", "A /data/replace/n",
+                 "C /data/tofile", "C /data/keep", "C /data/keep/more", "A /fifo", "A /new/deep/er/f", "D /usr/share/doc", "C /data/deep/a/b/g"):
+        assert line in ours, line
+    assert not any(line.endswith(("/data/made", "/tmp/t")) for line in ours)  # made and gone again: no change
+
+
+def test_a_units_record_is_the_same_from_the_upper_folder_and_from_the_daemon(world):
+    """The oracle's unit, once with the changes read here and once with NULLIUS_DOCKER_DIFF=daemon: the same record, every call timed."""
+    env, _, _ = world
+    env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    for job, extra in (("changes-here", {}), ("changes-daemon", {"NULLIUS_DOCKER_DIFF": "daemon"})):
+        result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", job], {**env, **extra})
+        assert result.code == 0, result.output
+    here, daemon = (jobs / job / "answer" for job in ("changes-here", "changes-daemon"))
+    assert (here / "agent" / "container-changes.txt").read_text() == (daemon / "agent" / "container-changes.txt").read_text()
+    assert (here / "agent" / "container-changes.txt").read_text() == "C /app\nA /app/answer.txt\nA /solution\nA /solution/solve.sh\n"
+    rows = {name: [line.split("\t") for line in (unit / ".work" / "docker-calls.tsv").read_text().splitlines()[2:]] for name, unit in
+            (("here", here), ("daemon", daemon))}
+    steps = [(step, call) for _, _, step, call, _ in rows["daemon"]]
+    for expected in (("start", "POST /containers/create"), ("start", "POST /containers/{id}/start"), ("solve", "PUT /containers/{id}/archive"),
+                     ("solve", "POST /exec/{id}/start"), ("changes", "GET /containers/{id}/changes"), ("stop", "GET /containers/{id}/top"),
+                     ("check", "POST /exec/{id}/start"), ("collect", "GET /containers/{id}/archive"), ("remove", "DELETE /containers/{id}")):
+        assert expected in steps, expected
+    assert all(float(seconds) >= 0 and result for _, seconds, _, _, result in rows["daemon"])
+    if not any(call == "the upper folder, read here" for _, _, _, call, _ in rows["here"]):
+        pytest.skip("the daemon's overlay2 folders cannot be read here: both units asked the daemon")
+    assert not any(call == "GET /containers/{id}/changes" for _, _, _, call, _ in rows["here"])
+    run_calls = (jobs / "changes-here" / ".work" / "docker-calls.tsv").read_text()
+    assert "GET /version" in run_calls and "sweep\tGET /containers/json" in run_calls
