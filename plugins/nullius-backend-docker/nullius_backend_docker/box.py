@@ -6,8 +6,8 @@
     box      the task's image as its own user: default capabilities, no new privileges,
              `--init` and `sleep infinity` keeping it up, --network container:<door>
              (none without a door); the agent joins it with `docker exec`
-    egress   egress.py, for the check alone, when verify.network is true: on the default
-             bridge, listening on the door's egress socket
+    egress   egress.py, for the check alone, when verify.network is true and the check
+             connects: on the default bridge, its socket joined to the door's (boxegress.py)
 
 The check: the agent's processes stopped (reaper.py, from a helper sharing
 the box's process namespace: the image may have no `kill`), the check's
@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nullius_backend_docker import boxfiles, boxprocs, dockercli, overlaydiff
+from nullius_backend_docker.boxegress import CheckEgress
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.engine import Refused, message_of
 from nullius_backend_docker.door import EGRESS_PORT
-from nullius_backend_docker.process import LINE_LIMIT, ExecProcess
+from nullius_backend_docker.process import ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify, VerifyProblem
-from nullius_core.processes import start_process
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend
@@ -47,6 +47,12 @@ CONTAINER_FILES = Path(__file__).resolve().parent / "container"
 DOCKER_INIT = "/usr/sbin/docker-init"
 OUTPUT_LIMIT = 256 * 1024  # the end of the check's output that `score` is sent; the whole is test-stdout.txt
 KINDS = {0: "C", 1: "A", 2: "D"}  # the daemon's change kinds, as `docker diff` prints them
+
+
+def ask_the_daemon() -> bool:
+    """NULLIUS_DOCKER_ASK_DAEMON=1: the box's changes and processes asked of the daemon (`docker diff`, `docker top`), never read
+    from this machine's files (to compare the two, or where reading them here is not wanted)."""
+    return os.environ.get("NULLIUS_DOCKER_ASK_DAEMON") == "1"
 
 
 class DockerBox:
@@ -198,8 +204,8 @@ class DockerBox:
 
     async def _diff(self) -> list[str]:
         """`docker diff`: from the box's upper folder where this machine reads it as the daemon would (a few ms), else the
-        daemon's own (which walks the whole image: 0.4 s of its CPU here); NULLIUS_DOCKER_DIFF=daemon always asks the daemon."""
-        if os.environ.get("NULLIUS_DOCKER_DIFF") != "daemon":
+        daemon's own (which walks the whole image: 0.4 s of its CPU here)."""
+        if not ask_the_daemon():
             where = overlaydiff.folders(self._inspect.get("GraphDriver") or {})
             if where is not None:
                 with self.calls.timed("changes", "the upper folder, read here") as result:
@@ -225,11 +231,9 @@ class DockerBox:
             await self._clear(verify.clear)
         await self._put(verify, "check")
         env: dict[str, str] = {}
-        egress = None
-        if verify.network:
-            with self.calls.timed("check", "docker run -i (the egress proxy, until it listens)") as result:
-                egress = await self._start_egress(verifier_dir / "egress.log")
-                result[0] = "listening"
+        egress = CheckEgress(self, verifier_dir / "egress.log") if verify.network else None
+        if egress is not None:
+            await egress.open()  # the proxy's container starts only if the check connects
             proxy = f"http://egress:{EGRESS_PORT}"
             env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
         try:
@@ -241,7 +245,7 @@ class DockerBox:
                 out.write_text("")
         finally:
             if egress is not None:
-                await _stop_egress(egress)
+                await egress.close()
         collected = await self._collect(verify.collect, verifier_dir) if verify.collect else []
         text = out.read_bytes()[-OUTPUT_LIMIT:].decode(errors="replace")
         return Verified(exit=code, timed_out=timed_out, output=text, dir=str(verifier_dir), collected=collected)
@@ -260,9 +264,11 @@ class DockerBox:
 
     async def _anything_running(self) -> bool:
         """More than init and the keep-alive in the box: its cgroup read here, else the daemon's `top` (no helper container started)."""
-        with self.calls.timed("stop", "the box's processes, read here") as result:
-            rows = boxprocs.listed(int((self._inspect.get("State") or {}).get("Pid") or 0), self._inspect.get("Id", ""))
-            result[0] = f"{len(rows)} processes" if rows is not None else "asked the daemon"
+        rows = None
+        if not ask_the_daemon():
+            with self.calls.timed("stop", "the box's processes, read here") as result:
+                rows = boxprocs.listed(int((self._inspect.get("State") or {}).get("Pid") or 0), self._inspect.get("Id", ""))
+                result[0] = f"{len(rows)} processes" if rows is not None else "asked the daemon"
         if rows is None:
             listing = await self.api.call(self.calls, "stop", "GET", "/containers/{}/top", self.name, query={"ps_args": "-eo pid,ppid,args"})
             rows = (listing or {}).get("Processes") or []
@@ -318,29 +324,6 @@ class DockerBox:
             return []
         return await asyncio.to_thread(boxfiles.extract, data, verifier_dir)
 
-    async def _start_egress(self, log: Path) -> asyncio.subprocess.Process:
-        """The check's proxy, on the default bridge, listening on the door's egress socket; ready when it says so."""
-        log.touch()
-        name = f"{self.name}-egress"
-        proc = await start_process(
-            dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", name, *self.labels, "--network", "bridge",
-            "--user", self.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
-            "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{log.parent}:/log",
-            "--volume", f"{self.door.folder}:/sockets", self.backend.image,
-            "python3", "/opt/nullius-door/egress.py", "unix:/sockets/egress.sock", f"/log/{log.name}",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env=dockercli.client_env(None), limit=LINE_LIMIT,
-        )
-        assert proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), 60)
-            if not line.startswith(b"listening"):
-                raise DockerError(f"the check's egress proxy did not start: {line[:200]!r}")
-        except BaseException:
-            await _stop_egress(proc)
-            raise
-        return proc
-
     # --- closing ---------------------------------------------------------------
 
     async def close(self) -> None:
@@ -366,16 +349,3 @@ class DockerBox:
              "--network", "none", "--log-driver", "none", *self.labels, "--volume", f"{self.home}:/home-to-give-back",
              self.backend.image, "chown", "-R", "-h", self.backend.user, "/home-to-give-back"], timeout=300, check=False,
             calls=self.calls, step="remove")
-
-
-async def _stop_egress(proc: asyncio.subprocess.Process) -> None:
-    if proc.stdin is not None:
-        with contextlib.suppress(Exception):
-            proc.stdin.close()
-    with contextlib.suppress(ProcessLookupError):
-        proc.terminate()  # the attached client: --rm removes the container when its process ends
-    try:
-        await asyncio.wait_for(proc.wait(), 15)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()

@@ -1,4 +1,4 @@
-"""`agent/container-changes.txt` read from the box's upper folder is what `docker diff` says, and every docker call is timed.
+"""What is read of a box on this machine is what the daemon says: its changes (`docker diff`), its processes (`docker top`); every call timed.
 
 The image has layers of its own that delete, make opaque and replace what
 the layers below them hold; the container then changes, deletes and
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from nullius_core.testing import run_cli
 
 from docker_world import docker
 
-from nullius_backend_docker import overlaydiff
+from nullius_backend_docker import boxprocs, overlaydiff
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
 LAYERS = """ARG NULLIUS_BASE
@@ -76,12 +77,34 @@ def test_the_upper_folder_says_what_the_daemons_diff_says(layered):
     assert not any(line.endswith(("/data/made", "/tmp/t")) for line in ours)  # made and gone again: no change
 
 
+def test_the_boxs_processes_read_here_are_what_docker_top_lists(layered):
+    name = "nullius-test-processes-box"
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    docker("run", "-d", "--init", "--name", name, "--label", "nullius.job=test-changes", "--network", "none", "--entrypoint", "sleep",
+           layered, "infinity")
+    try:
+        docker("exec", "-d", name, "sh", "-c", "sleep 300 & sleep 301; true")
+        found = json.loads(docker("inspect", name))[0]
+        # both seen at once: wait until the detached exec's two sleeps are there, as top shows them
+        deadline = time.monotonic() + 60
+        while len(docker("top", name, "-eo", "pid,ppid,args").splitlines()) < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ours = boxprocs.listed(found["State"]["Pid"], found["Id"])
+        theirs = [line.split(None, 2) for line in docker("top", name, "-eo", "pid,ppid,args").splitlines()[1:]]
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    if ours is None:
+        pytest.skip("the box's cgroup cannot be read here (the daemon is elsewhere): docker top is asked")
+    assert sorted(ours) == sorted(theirs) and len(ours) == 5  # init, the keep-alive, the shell and its two sleeps
+
+
 def test_a_units_record_is_the_same_from_the_upper_folder_and_from_the_daemon(world):
-    """The oracle's unit, once with the changes read here and once with NULLIUS_DOCKER_DIFF=daemon: the same record, every call timed."""
+    """The oracle's unit, once with its changes and processes read here and once asked of the daemon (NULLIUS_DOCKER_ASK_DAEMON=1):
+    the same records, every call timed."""
     env, _, _ = world
     env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
     jobs = Path(env["NULLIUS_JOBS_DIR"])
-    for job, extra in (("changes-here", {}), ("changes-daemon", {"NULLIUS_DOCKER_DIFF": "daemon"})):
+    for job, extra in (("changes-here", {}), ("changes-daemon", {"NULLIUS_DOCKER_ASK_DAEMON": "1"})):
         result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", job], {**env, **extra})
         assert result.code == 0, result.output
     here, daemon = (jobs / job / "answer" for job in ("changes-here", "changes-daemon"))
@@ -95,8 +118,11 @@ def test_a_units_record_is_the_same_from_the_upper_folder_and_from_the_daemon(wo
                      ("check", "POST /exec/{id}/start"), ("collect", "GET /containers/{id}/archive"), ("remove", "DELETE /containers/{id}")):
         assert expected in steps, expected
     assert all(float(seconds) >= 0 and result for _, seconds, _, _, result in rows["daemon"])
+    for name in ("stopped.txt", "test-stdout.txt", "reward.txt"):
+        assert (here / "verifier" / name).read_text() == (daemon / "verifier" / name).read_text(), name
     if not any(call == "the upper folder, read here" for _, _, _, call, _ in rows["here"]):
         pytest.skip("the daemon's overlay2 folders cannot be read here: both units asked the daemon")
-    assert not any(call == "GET /containers/{id}/changes" for _, _, _, call, _ in rows["here"])
+    here_calls = [call for _, _, _, call, _ in rows["here"]]
+    assert "GET /containers/{id}/changes" not in here_calls and "GET /containers/{id}/top" not in here_calls
     run_calls = (jobs / "changes-here" / ".work" / "docker-calls.tsv").read_text()
     assert "GET /version" in run_calls and "sweep\tGET /containers/json" in run_calls
