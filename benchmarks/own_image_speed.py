@@ -66,20 +66,45 @@ def docker(*argv: str, data: bytes | None = None) -> str:
     return subprocess.run(["docker", *argv], input=data, capture_output=True, check=True, timeout=300).stdout.decode()
 
 
-def direct_unit(image: str, i: int, out: Path) -> None:
+def direct_unit(image: str, task: Path, i: int, out: Path, shell: str = "sh") -> None:
     """The same work by hand: the image running, solution in and run, tests in and run, logs out, removed."""
     name = f"nullius-speed-direct-{os.getpid()}-{i}"
     docker("run", "-d", "--init", "--name", name, "--label", "nullius.job=own-image-speed", "--network", "none",
            "--workdir", "/app", "--entrypoint", "sleep", image, "infinity")
     try:
-        docker("cp", str(TASK / "solution"), f"{name}:/solution")
-        docker("exec", "-w", "/app", name, "sh", "/solution/solve.sh")
-        docker("cp", str(TASK / "tests"), f"{name}:/tests")
-        docker("exec", name, "sh", "-c", "echo 42 > /tests/expected.txt")
-        (out / f"{i}.txt").write_text(docker("exec", "-w", "/app", name, "sh", "/tests/test.sh"))
+        docker("cp", str(task / "solution"), f"{name}:/solution")
+        docker("exec", "-w", "/app", name, shell, "/solution/solve.sh")
+        docker("cp", str(task / "tests"), f"{name}:/tests")
+        docker("exec", name, "sh", "-c", "echo 42 > /tests/expected.txt; mkdir -p /logs/verifier")
+        (out / f"{i}.txt").write_text(docker("exec", "-w", "/app", name, shell, "/tests/test.sh"))
         docker("cp", f"{name}:/logs/verifier", str(out / f"logs-{i}"))
     finally:
         docker("rm", "-f", name)
+
+
+HARBOR_TEST = """#!/bin/bash
+mkdir -p /logs/verifier
+if [ "$(cat /app/answer.txt 2>/dev/null)" = "{answer}" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def harbor_tasks(folder: Path, n: int, network: str = "public") -> list[Path]:
+    """n GSM8K-shaped Harbor tasks (schema 1.4), each with an image folder of its own: a number to write into /app/answer.txt.
+
+    network: Harbor's `environment.network_mode`, `public` by default (the check's egress proxy behind the unit's door)."""
+    tasks = []
+    for i in range(n):
+        task = folder / f"sum-{i:02d}"
+        for sub in ("environment", "tests", "solution"):
+            (task / sub).mkdir(parents=True, exist_ok=True)
+        (task / "task.toml").write_text(f'schema_version = "1.4"\n[task]\nname = "speed/sum-{i:02d}"\n'
+                                        f'[environment]\nnetwork_mode = "{network}"\n')
+        (task / "instruction.md").write_text(f"What is {i} + {i}? Write the number into /app/answer.txt.\n")
+        (task / "environment" / "Dockerfile").write_text(f"ARG NULLIUS_BASE\nFROM ${{NULLIUS_BASE}}\nWORKDIR /app\nRUN echo {i} > /app/.task\n")
+        (task / "tests" / "test.sh").write_text(HARBOR_TEST.format(answer=2 * i))
+        (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\necho {2 * i} > /app/answer.txt\n")
+        tasks.append(task)
+    return tasks
 
 
 def nullius_run(python: str, base: list[str], name: str, root: Path, env: dict[str, str], units: int) -> dict[str, float]:
@@ -89,22 +114,25 @@ def nullius_run(python: str, base: list[str], name: str, root: Path, env: dict[s
     cpu = machine_cpu() - cpu0
     job = Path(env["NULLIUS_JOBS_DIR"]) / name
     results = [json.loads(r.read_text()) for r in job.glob("*/result.json")]
-    if got["returncode"] != 0 or len(results) != units or any(r["standard"]["outcome"] != "passed" for r in results):
+    if got["returncode"] != 0 or len(results) != units or any(r["standard"]["outcome"] not in ("passed", "scored") for r in results) \
+            or any((r.get("verifier_result") or {}).get("rewards", {}).get("reward", 1.0) != 1.0 for r in results):
         raise SystemExit(f"{name} failed (kept in {root}): {got['stderr'][-2000:]}")
     return {"unit": got["wall_s"] / units, "cpu": cpu / units, "tree_cpu": got["cpu_s"] / units}
 
 
-def direct_run(image: str, out: Path, units: int, j: int) -> dict[str, float]:
+def direct_run(units: list[tuple[str, Path]], out: Path, j: int, shell: str) -> dict[str, float]:
+    """Each unit's (image, task folder) by hand, j at once: wall and machine CPU per unit, its docker commands' CPU."""
     out.mkdir()
     cpu0, tree0 = machine_cpu(), children_cpu()
     started = time.monotonic()
     with ThreadPoolExecutor(j) as pool:
-        list(pool.map(lambda i: direct_unit(image, i, out), range(units)))
+        list(pool.map(lambda i: direct_unit(units[i][0], units[i][1], i, out, shell), range(len(units))))
     wall = time.monotonic() - started
     cpu = machine_cpu() - cpu0
-    if sum("checked" in p.read_text() for p in out.glob("*.txt")) != units:
-        raise SystemExit(f"the direct path's checks did not all run (kept in {out})")
-    return {"unit": wall / units, "cpu": cpu / units, "tree_cpu": (children_cpu() - tree0) / units}  # its docker commands
+    if sum((p / "reward.txt").read_text().strip() == "1" for p in out.glob("logs-*")) != len(units):
+        raise SystemExit(f"the direct path's checks did not all pass (kept in {out})")
+    n = len(units)
+    return {"unit": wall / n, "cpu": cpu / n, "tree_cpu": (children_cpu() - tree0) / n}  # its docker commands
 
 
 def where_the_time_goes(jobs: list[Path]) -> list[dict[str, object]]:
@@ -122,30 +150,52 @@ def where_the_time_goes(jobs: list[Path]) -> list[dict[str, object]]:
     return sorted(rows, key=lambda r: -float(r["median_s"]) * float(r["per_unit"]))
 
 
+def plan(args: argparse.Namespace, root: Path) -> tuple[list[str], int, dict[str, str]]:
+    """The run's arguments, its number of units, and what its environment adds: ownbench's two units, or --harbor N tasks."""
+    base = ["--backend", "docker", "-j", str(args.j)]
+    if args.harbor:
+        folder = root / "harbor-tasks"
+        harbor_tasks(folder, args.harbor, args.network)
+        return ["run", "harbor", "oracle", "--dataset", str(folder), *base], args.harbor, {}
+    return (["run", "ownbench", "oracle", "--limit", "2", "--repeat", str(args.repeat), *base], 2 * args.repeat,
+            {"NULLIUS_CATALOGUE": str(CATALOGUE)})
+
+
+def direct_units(job: Path, args: argparse.Namespace, root: Path) -> list[tuple[str, Path]]:
+    """What the direct path runs: each unit's image (as the warm run found it) and its task's folder."""
+    if not args.harbor:
+        image = json.loads(next(job.glob("*/result.json")).read_text())["standard"]["image"]
+        return [(image, TASK)] * (2 * args.repeat)
+    images = {json.loads(r.read_text())["task_name"].split("/")[-1]: json.loads(r.read_text())["standard"]["image"] for r in job.glob("*/result.json")}
+    return [(images[t.name], t) for t in sorted((root / "harbor-tasks").iterdir())]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=4, help="each of the two units this many times: 2 x repeat units a run")
     parser.add_argument("-j", type=int, default=1)
+    parser.add_argument("--harbor", type=int, metavar="N", help="instead: N GSM8K-shaped Harbor tasks, each its own image (the benchmark harbor)")
+    parser.add_argument("--network", default="public", choices=["public", "no-network"], help="the Harbor tasks' network_mode")
     parser.add_argument("--compare", metavar="PYTHON", help="also run another checkout's interpreter (its .venv/bin/python), alternating")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="nullius-own-speed-"))
-    env = {**isolated_env(root), "NULLIUS_CATALOGUE": str(CATALOGUE)}
-    units = 2 * args.repeat
-    base = ["run", "ownbench", "oracle", "--backend", "docker", "--limit", "2", "--repeat", str(args.repeat), "-j", str(args.j)]
+    # the Harbor driver's environment (harbor 0.25 and its pins) is installed once, in a STANDARD_DIR kept between runs
+    standard = Path.home() / ".cache" / "nullius-bench" / "standard" if args.harbor else None
+    base, units, extra = plan(args, root)
+    env = {**isolated_env(root, standard_dir=standard), **extra}
     sides = {"nullius": sys.executable, **({"compare": args.compare} if args.compare else {})}
-    for side, python in sides.items():
-        warm = measure([python, "-m", "nullius_core", "run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", f"warm-{side}"],
-                       root, env)
+    for side, python in sides.items():  # the images built, the driver installed: not what is measured
+        warm = measure([python, "-m", "nullius_core", *base, "--job-name", f"warm-{side}"], root, env)
         if warm["returncode"] != 0:
             raise SystemExit(f"the warm-up run ({side}) failed: {warm['stderr'][-2000:]}")
-    image = json.loads(next((Path(env["NULLIUS_JOBS_DIR"]) / "warm-nullius").glob("*/result.json")).read_text())["standard"]["image"]
+    direct = direct_units(Path(env["NULLIUS_JOBS_DIR"]) / "warm-nullius", args, root)
     rows: dict[str, list[dict[str, float]]] = {side: [] for side in [*sides, "direct"]}
     for run in range(args.runs):
         for side, python in sides.items():
             rows[side].append(nullius_run(python, base, f"own-{side}-{run}", root, env, units))
-        rows["direct"].append(direct_run(image, root / f"direct-{run}", units, args.j))
+        rows["direct"].append(direct_run(direct, root / f"direct-{run}", args.j, "bash" if args.harbor else "sh"))
     report: dict[str, object] = {
         side: {"seconds_per_unit": round(statistics.median(r["unit"] for r in got), 3),
                "machine_cpu_per_unit_s": round(statistics.median(r["cpu"] for r in got), 3),
@@ -160,7 +210,8 @@ def main() -> None:
 
 
 def text_report(report: dict, sides: dict[str, str], units: int, args: argparse.Namespace) -> str:
-    lines = [f"{units} own-image oracle units at -j {args.j}, medians of {args.runs} runs, alternating"]
+    what = f"{units} GSM8K-shaped Harbor tasks (each its own image)" if args.harbor else f"{units} ownbench units"
+    lines = [f"{what}, by the oracle at -j {args.j}, medians of {args.runs} runs, alternating"]
     for side in [*sides, "direct"]:
         r = report[side]
         ratio = f"  {side}/direct {report[side + '/direct']:.2f}x" if side in sides else ""

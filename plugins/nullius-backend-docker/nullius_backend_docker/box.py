@@ -1,11 +1,12 @@
 """A unit's box: its task's own image, running for the whole unit, with the agent added and the check run inside.
 
-    door     the unit's network namespace, a loopback and nothing else (door.py): the
-             relay and the licence servers for an agent's unit, egress:61128 for a check
-             with verify.network
     box      the task's image as its own user: default capabilities, no new privileges,
-             `--init` and `sleep infinity` keeping it up, --network container:<door>
-             (none without a door); the agent joins it with `docker exec`
+             `--init` and `sleep infinity` keeping it up, a network namespace of its own
+             (--network none: a loopback alone); the agent joins it with `docker exec`
+    door     for an agent's unit, or a check with verify.network: the door's addresses
+             (relay:61080, door:61090, egress:61128, a licence server's) listening on the
+             box's loopback, made there by this process (nsdoor.py) or by a door container
+             joined to the box (door.py); the names in the box's /etc/hosts
     egress   egress.py, for the check alone, when verify.network is true and the check
              connects: on the default bridge, its socket joined to the door's (boxegress.py)
 
@@ -15,8 +16,8 @@ files put in as one archive, its command run in the working directory, its
 `collect` folder copied out. Removal happens off the unit's path, after the
 room's own. The box's steps are requests to the daemon's API (asyncapi.py),
 each timed in the trial's `.work/docker-calls.tsv`; `docker` commands remain
-for what is attached (the agent's `exec -i`, the door, the egress proxy) and
-the helpers whose answer is their stdout.
+for what is attached (the agent's `exec -i`, a door container, the egress
+proxy) and the helpers whose answer is their stdout.
 """
 
 from __future__ import annotations
@@ -24,18 +25,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
+import os
 import tarfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nullius_backend_docker import boxfiles, dockercli, overlaydiff
-from nullius_backend_docker.boxcheck import CheckSteps, ask_the_daemon
+from nullius_backend_docker.boxcheck import CheckSteps
 from nullius_backend_docker.boxegress import CheckEgress
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.door import EGRESS_PORT
+from nullius_backend_docker.door import EGRESS_PORT, local
 from nullius_backend_docker.process import ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify
 
@@ -72,34 +73,36 @@ class DockerBox(CheckSteps):
 
     # --- starting ---------------------------------------------------------------
 
-    async def start(self, volumes: Sequence[str] = ()) -> None:
+    async def start(self, volumes: Sequence[str] = (), door: bool = False) -> None:
         """The image, running until the unit ends; `volumes` as `docker run` takes them (the agent's, when it has one).
 
-        In the door's namespace when an agent's room started the door or the
-        check has a way out (egress); a control's box without one has no
-        network at all (no door started and removed).
+        Its own network namespace, a loopback alone: with a door (`door`, an
+        agent's unit, or a check with a way out) the door's listeners are
+        made in it before anything runs there; a control's box without one
+        has no network at all and no door.
         """
-        if self.own.verify is not None and self.own.verify.network:
-            await self.door.start()
+        door = door or (self.own.verify is not None and self.own.verify.network)
         async with self._lock:
             if self._started:
                 return
             for volume in volumes:
                 self._points.append(volume.split(":")[1])
-            await self.api.call(self.calls, "start", "POST", "/containers/create", query={"name": self.name}, body=self._config(volumes),
-                                timeout=120)
+            await self.api.call(self.calls, "start", "POST", "/containers/create", query={"name": self.name},
+                                body=self._config(volumes, door), timeout=120)
             self._created = True
             await self.api.call(self.calls, "start", "POST", "/containers/{}/start", self.name, timeout=120)
             self._started = True
-            # where it runs (its init's pid) and its folders (GraphDriver), for reading its processes and changes here
+            # where it runs (its init's pid) and its folders (GraphDriver), for its door, its processes and its changes
             self._inspect = await self.api.call(self.calls, "start", "GET", "/containers/{}/json", self.name)
+            if door:
+                await self.door.open_in(self.name, int((self._inspect.get("State") or {}).get("Pid") or 0), self._inspect.get("Id", ""))
             if self.own.healthcheck is not None:
                 await self._healthy(self.own.healthcheck)
 
-    def _config(self, volumes: Sequence[str]) -> dict[str, Any]:
-        """What `docker run -d --init --security-opt no-new-privileges --log-driver none -e NAME... --entrypoint sleep IMAGE infinity`
-        asks for (the task's variables in the request, never on an argument list)."""
-        host: dict[str, Any] = {"Init": True, "NetworkMode": self.door.network if self.door.started else "none",
+    def _config(self, volumes: Sequence[str], door: bool) -> dict[str, Any]:
+        """What `docker run -d --init --network none [--add-host NAME:ADDRESS...] --security-opt no-new-privileges --log-driver none
+        -e NAME... --entrypoint sleep IMAGE infinity` asks for (the task's variables in the request, never on an argument list)."""
+        host: dict[str, Any] = {"Init": True, "NetworkMode": "none", "ExtraHosts": self.door.hosts() if door else None,
                                 "SecurityOpt": ["no-new-privileges"], "LogConfig": {"Type": "none", "Config": {}}, "Binds": list(volumes),
                                 "RestartPolicy": {"Name": "no"}}
         if self.own.image.memory_mb:
@@ -186,19 +189,38 @@ class DockerBox(CheckSteps):
         folder.mkdir(parents=True, exist_ok=True)
         entries = []
         for artifact in artifacts:
-            status, data = await self.api.raw(self.calls, "artifacts", "GET", "/containers/{}/archive", self.name,
-                                              query={"path": artifact.source}, timeout=300)
-            kind, state = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
-            if status == 200:
-                kind, state = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
+            if await self._empty_folder(artifact.source):  # made at the start (dirs) and left empty: nothing to copy out
+                (folder / artifact.destination).mkdir(parents=True, exist_ok=True)
+                kind, state = "directory", "empty"
+            else:
+                status, data = await self.api.raw(self.calls, "artifacts", "GET", "/containers/{}/archive", self.name,
+                                                  query={"path": artifact.source}, timeout=300)
+                kind, state = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
+                if status == 200:
+                    kind, state = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
             entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": state,
                             "service": None, "exclude": list(artifact.exclude) if kind == "directory" else []})
         return entries
 
+    async def _empty_folder(self, source: str) -> bool:
+        """A folder the image did not have, with nothing in it: its changes say `A` and nothing beneath (every entry of a folder
+        the image lacks is a change), the upper folder that it is a folder. Only where both are read here; else the daemon copies."""
+        where = overlaydiff.folders(self._inspect.get("GraphDriver") or {}) if local() else None
+        if where is None:
+            return False
+        path = os.path.normpath("/" + source.lstrip("/"))
+        with self.calls.timed("artifacts", "an empty folder? the changes, read here") as result:
+            lines = (await self.changes()).splitlines()
+            inside = where[0] / path.lstrip("/")
+            empty = f"A {path}" in lines and not any(line[2:].startswith(path + "/") for line in lines) \
+                and inside.is_dir() and not inside.is_symlink()
+            result[0] = "empty" if empty else "copied"
+        return empty
+
     async def _diff(self) -> list[str]:
         """`docker diff`: from the box's upper folder where this machine reads it as the daemon would (a few ms), else the
         daemon's own (which walks the whole image: 0.4 s of its CPU here)."""
-        if not ask_the_daemon():
+        if local():
             where = overlaydiff.folders(self._inspect.get("GraphDriver") or {})
             if where is not None:
                 with self.calls.timed("changes", "the upper folder, read here") as result:

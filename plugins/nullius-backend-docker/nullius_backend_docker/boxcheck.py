@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nullius_backend_docker import boxfiles, boxprocs, dockercli
 from nullius_backend_docker.dockercli import DockerError
+from nullius_backend_docker.door import local
 from nullius_backend_docker.engine import Refused, message_of
 from nullius_core.contracts.own_image import Steps, Verify, VerifyProblem
 
@@ -27,12 +27,6 @@ if TYPE_CHECKING:
     from nullius_backend_docker.door import UnitDoor
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
-
-
-def ask_the_daemon() -> bool:
-    """NULLIUS_DOCKER_ASK_DAEMON=1: the box's changes and processes asked of the daemon (`docker diff`, `docker top`), never read
-    from this machine's files (to compare the two, or where reading them here is not wanted)."""
-    return os.environ.get("NULLIUS_DOCKER_ASK_DAEMON") == "1"
 
 
 class CheckSteps:
@@ -62,7 +56,7 @@ class CheckSteps:
     async def _anything_running(self) -> bool:
         """More than init and the keep-alive in the box: its cgroup read here, else the daemon's `top` (no helper container started)."""
         rows = None
-        if not ask_the_daemon():
+        if local():
             with self.calls.timed("stop", "the box's processes, read here") as result:
                 rows = boxprocs.listed(int((self._inspect.get("State") or {}).get("Pid") or 0), self._inspect.get("Id", ""))
                 result[0] = f"{len(rows)} processes" if rows is not None else "asked the daemon"

@@ -41,8 +41,7 @@ class CheckEgress:
 
     async def open(self) -> None:
         """Listening on the door's egress socket, before the check's command starts."""
-        self.log.touch()
-        await self.box.door.start()
+        self.log.touch()  # the box opened its door when it started
         self._server = await asyncio.start_unix_server(self._joined, path=str(self.box.door.socket("egress")))
 
     async def close(self) -> None:

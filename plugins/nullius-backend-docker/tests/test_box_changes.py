@@ -98,31 +98,46 @@ def test_the_boxs_processes_read_here_are_what_docker_top_lists(layered):
     assert sorted(ours) == sorted(theirs) and len(ours) == 5  # init, the keep-alive, the shell and its two sleeps
 
 
-def test_a_units_record_is_the_same_from_the_upper_folder_and_from_the_daemon(world):
-    """The oracle's unit, once with its changes and processes read here and once asked of the daemon (NULLIUS_DOCKER_ASK_DAEMON=1):
-    the same records, every call timed."""
+def calls_of(unit: Path) -> list[list[str]]:
+    """The trial's docker calls: [at_s, seconds, step, call, result] each."""
+    return [line.split("\t") for line in (unit / ".work" / "docker-calls.tsv").read_text().splitlines()[2:]]
+
+
+def test_a_units_records_are_the_same_done_from_here_and_through_the_daemon_alone(world):
+    """ownbench's oracle, once as it runs here (the box's changes and processes read here, its door made in its namespace) and
+    once with NULLIUS_DOCKER_LOCAL=0 (docker diff, docker top, a door container joined to the box): the same records."""
     env, _, _ = world
     env = {**env, "NULLIUS_CATALOGUE": str(FIXTURES)}
     jobs = Path(env["NULLIUS_JOBS_DIR"])
-    for job, extra in (("changes-here", {}), ("changes-daemon", {"NULLIUS_DOCKER_ASK_DAEMON": "1"})):
-        result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--limit", "1", "--job-name", job], {**env, **extra})
+    for job, extra in (("box-here", {}), ("box-daemon", {"NULLIUS_DOCKER_LOCAL": "0"})):
+        result = run_cli(["run", "ownbench", "oracle", "--backend", "docker", "--job-name", job], {**env, **extra})
         assert result.code == 0, result.output
-    here, daemon = (jobs / job / "answer" for job in ("changes-here", "changes-daemon"))
-    assert (here / "agent" / "container-changes.txt").read_text() == (daemon / "agent" / "container-changes.txt").read_text()
-    assert (here / "agent" / "container-changes.txt").read_text() == "C /app\nA /app/answer.txt\nA /solution\nA /solution/solve.sh\n"
-    rows = {name: [line.split("\t") for line in (unit / ".work" / "docker-calls.tsv").read_text().splitlines()[2:]] for name, unit in
-            (("here", here), ("daemon", daemon))}
-    steps = [(step, call) for _, _, step, call, _ in rows["daemon"]]
+    outcomes = {job: {p.parent.name: json.loads(p.read_text())["standard"]["outcome"] for p in (jobs / job).glob("*/result.json")}
+                for job in ("box-here", "box-daemon")}
+    assert outcomes["box-here"] == outcomes["box-daemon"] == {"answer": "passed", "kept": "passed", "slow": "failed", "network": "passed",
+                                                              "badpull": "error"}
+    here, daemon = jobs / "box-here", jobs / "box-daemon"
+    for record in ("answer/agent/container-changes.txt", "answer/verifier/stopped.txt", "answer/verifier/test-stdout.txt",
+                   "kept/verifier/stopped.txt", "network/agent/container-changes.txt", "slow/verifier/test-stdout.txt"):
+        assert (here / record).read_text() == (daemon / record).read_text(), record
+    assert (here / "answer" / "agent" / "container-changes.txt").read_text() == "C /app\nA /app/answer.txt\nA /solution\nA /solution/solve.sh\n"
+    # the check's one way out, refused the bridge's gateway, either way
+    for job in (here, daemon):
+        log = [json.loads(line) for line in (job / "network" / "verifier" / "egress.log").read_text().splitlines()]
+        assert [(e["host"], e["allowed"]) for e in log] == [("172.17.0.1", False)]
+    steps = {(step, call) for _, _, step, call, _ in calls_of(daemon / "answer") + calls_of(daemon / "network")}
     for expected in (("start", "POST /containers/create"), ("start", "POST /containers/{id}/start"), ("solve", "PUT /containers/{id}/archive"),
                      ("solve", "POST /exec/{id}/start"), ("changes", "GET /containers/{id}/changes"), ("stop", "GET /containers/{id}/top"),
-                     ("check", "POST /exec/{id}/start"), ("collect", "GET /containers/{id}/archive"), ("remove", "DELETE /containers/{id}")):
+                     ("check", "POST /exec/{id}/start"), ("collect", "GET /containers/{id}/archive"), ("remove", "DELETE /containers/{id}"),
+                     ("door", "docker run -i (the door, joined to the box)"),
+                     ("check", "docker run -i (the egress proxy, at the check's first connection)")):
         assert expected in steps, expected
-    assert all(float(seconds) >= 0 and result for _, seconds, _, _, result in rows["daemon"])
-    for name in ("stopped.txt", "test-stdout.txt", "reward.txt"):
-        assert (here / "verifier" / name).read_text() == (daemon / "verifier" / name).read_text(), name
-    if not any(call == "the upper folder, read here" for _, _, _, call, _ in rows["here"]):
-        pytest.skip("the daemon's overlay2 folders cannot be read here: both units asked the daemon")
-    here_calls = [call for _, _, _, call, _ in rows["here"]]
-    assert "GET /containers/{id}/changes" not in here_calls and "GET /containers/{id}/top" not in here_calls
-    run_calls = (jobs / "changes-here" / ".work" / "docker-calls.tsv").read_text()
+    assert all(float(seconds) >= 0 and result for _, seconds, _, _, result in calls_of(daemon / "answer"))
+    assert not any(call.startswith("docker run -i (the egress") for _, _, _, call, _ in calls_of(daemon / "answer"))  # it made none
+    calls = [call for _, _, _, call, _ in calls_of(here / "answer") + calls_of(here / "network")]
+    if "the upper folder, read here" not in calls:
+        pytest.skip("the daemon's folders and the box's namespace cannot be reached here: both runs went through the daemon")
+    assert "GET /containers/{id}/changes" not in calls and "GET /containers/{id}/top" not in calls
+    assert "listening in the box's namespace, from here" in calls and not any("the door, joined" in c for c in calls)
+    run_calls = (here / ".work" / "docker-calls.tsv").read_text()
     assert "GET /version" in run_calls and "sweep\tGET /containers/json" in run_calls
