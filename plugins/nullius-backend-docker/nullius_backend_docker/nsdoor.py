@@ -118,7 +118,7 @@ async def _serve(folder: Path, name: str, reader: asyncio.StreamReader, writer: 
                 return
             name = name[:-1] + first
         up_reader, up_writer = await asyncio.open_unix_connection(str(folder / f"{name}.sock"))
-    except (ConnectionError, OSError) as exc:
+    except (ConnectionError, OSError, ValueError) as exc:  # ValueError: a first line past the reader's limit
         writer.write(f"the door cannot reach {name}: {type(exc).__name__}\n".encode())
         writer.close()
         return
