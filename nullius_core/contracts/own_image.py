@@ -55,6 +55,7 @@ class Verify(Steps):
     collect: str | None = None  # a folder inside, copied into the trial's verifier/
     clear: list[str] = attrs.field(factory=list)  # absolute paths inside removed before the files go in: what the agent left there never counts
     network: bool = False  # the check's command gets the egress proxy
+    allow: list[str] | None = None  # with network: only these hosts (a name, *.suffix, an address or a range); None: any global address
     keep_processes: bool = False  # what the agent left running stays up during the check
 
 
@@ -77,6 +78,18 @@ class Artifact:
     source: str  # absolute, inside the box
     destination: str  # relative to the trial's artifacts/
     exclude: list[str] = attrs.field(factory=list)  # tar patterns left out of a folder
+    service: str | None = None  # one of the task's other services (compose), else the box
+
+
+@attrs.frozen(kw_only=True)
+class Step:
+    """One step of a task of steps (run/steps.py): its prompt, what runs before it (not for the first), its check."""
+
+    name: str
+    prompt: str
+    verify: Verify
+    before: Steps | None = None
+    artifacts: list[Artifact] = attrs.field(factory=list)  # copied out after the step's turn, into steps/<name>/artifacts/
 
 
 @attrs.frozen(kw_only=True)
@@ -92,6 +105,8 @@ class OwnUnit:
     healthcheck: Healthcheck | None = None
     artifacts: list[Artifact] = attrs.field(factory=list)
     dirs: list[str] = attrs.field(factory=list)  # absolute folders made (writable by all) as the box starts: Harbor's /logs/* mounts
+    steps: list[Step] | None = None  # a task of steps (run/steps.py): each its own prompt and check, in place of `verify`
+    compose: str | None = None  # a compose file of the upstream: the task's other services, its `main` being the box
 
 
 @attrs.frozen(kw_only=True)
@@ -161,8 +176,8 @@ def _paths(steps: Steps, where: str, whose: str = "setup's") -> None:
     for source, inside in steps.copy.items():
         if Path(source).is_absolute() or ".." in Path(source).parts:
             raise OwnImageProblem(f"{whose} {where}.copy names {source!r}: expected a folder relative to the upstream")
-        if not inside.startswith("/"):
-            raise OwnImageProblem(f"{whose} {where}.copy puts {source!r} at {inside!r}: expected an absolute path inside")
+        if not inside.startswith("/") and inside != ".":
+            raise OwnImageProblem(f"{whose} {where}.copy puts {source!r} at {inside!r}: expected an absolute path inside (or '.', the working directory)")
     for inside in steps.write:
         if not inside.startswith("/") or inside.endswith("/"):
             raise OwnImageProblem(f"{whose} {where}.write names {inside!r}: expected an absolute file path inside")
@@ -203,7 +218,7 @@ def read_own(setup: dict[str, Any], source: Path, benchmark: str) -> OwnUnit:
         for path in verify.clear:
             if not path.startswith("/") or path.rstrip("/") == "" or ".." in Path(path).parts:
                 raise OwnImageProblem(f"setup's verify.clear names {path!r}: expected an absolute path inside, not / itself")
-    return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark, **extra)
+    return OwnUnit(image=image, workdir=workdir, verify=verify, source=source, benchmark=benchmark, steps=read_steps(setup), **extra)
 
 
 def _extras(setup: dict[str, Any]) -> dict[str, Any]:
@@ -226,13 +241,50 @@ def _extras(setup: dict[str, Any]) -> dict[str, Any]:
     for path in dirs:
         if not path.startswith("/") or ".." in Path(path).parts or path.rstrip("/") == "":
             raise OwnImageProblem(f"setup's dirs names {path!r}: expected an absolute folder inside, not / itself")
-    return {"env": env, "healthcheck": check, "artifacts": artifacts, "dirs": dirs}
+    compose = setup.get("compose")
+    if compose is not None:
+        if not isinstance(compose, str) or Path(compose).is_absolute() or ".." in Path(compose).parts:
+            raise OwnImageProblem(f"setup's compose is {compose!r}: expected a compose file's path relative to the upstream")
+    return {"env": env, "healthcheck": check, "artifacts": artifacts, "dirs": dirs, "compose": compose}
 
 
 def read_solve(reply: dict[str, Any]) -> Steps | None:
     """The oracle's `solve`, when it replied one."""
     if reply.get("solve") is None:
         return None
+    if isinstance(reply["solve"], list):
+        raise OwnImageProblem("the oracle's solve is a list (one per step), but the task has no steps")
     steps = _checked(reply["solve"], Steps, "solve", "the oracle's")
     _paths(steps, "solve", "the oracle's")
+    return steps
+
+
+def read_step_solves(reply: dict[str, Any], n: int) -> list[Steps | None]:
+    """A task of steps: the oracle's solve of each step (a list; None for a step without one)."""
+    raw = reply.get("solve")
+    if raw is None:
+        return [None] * n
+    solves = _checked(raw, list[Steps | None], "solve", "the oracle's")
+    if len(solves) != n:
+        raise OwnImageProblem(f"the oracle's solve has {len(solves)} entries: expected one per step ({n})")
+    for i, steps in enumerate(solves):
+        if steps is not None:
+            _paths(steps, f"solve[{i}]", "the oracle's")
+    return solves
+
+
+def read_steps(setup: dict[str, Any]) -> list[Step] | None:
+    """The setup reply's steps, checked; None for a task of one step."""
+    if setup.get("steps") is None:
+        return None
+    if setup.get("verify") is not None:
+        raise OwnImageProblem("setup replies both steps and verify: a task of steps has a check per step")
+    steps = _checked(setup["steps"], list[Step], "steps")
+    names = [s.name for s in steps]
+    if not steps or len(set(names)) != len(names) or not all(n and "/" not in n and n not in (".", "..") for n in names):
+        raise OwnImageProblem(f"setup's steps: expected at least one, with unique plain names; found {names}")
+    for i, step in enumerate(steps):
+        _paths(step.verify, f"steps[{i}].verify")
+        if step.before is not None:
+            _paths(step.before, f"steps[{i}].before")
     return steps

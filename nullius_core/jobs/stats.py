@@ -56,19 +56,24 @@ def _pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - product
 
 
+def _unit(trial: dict[str, Any]) -> str:
+    """The trial's unit: its own record's (task_name may be the upstream's name for the task, once its setup said it)."""
+    return str((trial.get("standard") or {}).get("unit") or trial["task_name"])
+
+
 def pass_at_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     by_task: dict[str, list[int]] = defaultdict(list)
     for trial in filter(in_mean, trials):
         rewards = _rewards(trial)
         if rewards is None:
-            by_task[trial["task_name"]].append(0)
+            by_task[_unit(trial)].append(0)
             continue
         if len(rewards) != 1:
             return {}
         value = next(iter(rewards.values()))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
             return {}
-        by_task[trial["task_name"]].append(int(value))
+        by_task[_unit(trial)].append(int(value))
     if not by_task:
         return {}
     fewest = min(len(s) for s in by_task.values())
@@ -83,7 +88,7 @@ def pass_hat_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     by_unit: dict[str, list[bool]] = defaultdict(list)
     errored: set[str] = set()
     for trial in trials:
-        unit = trial["task_name"]
+        unit = _unit(trial)
         if trial.get("exception_info") is not None or _rewards(trial) is None:
             errored.add(unit)
             continue

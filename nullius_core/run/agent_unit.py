@@ -26,6 +26,7 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
+from nullius_core.run.steps import StepRun, StepTurns
 from nullius_core.run.turns import DriverTurns
 
 
@@ -132,6 +133,7 @@ async def converse(
     base: dict[str, Any],
     handout: Handout | None = None,
     voices: dict[str, dict[str, str]] | None = None,
+    steps: StepRun | None = None,
 ) -> AgentRun:
     agent = prepared.agent
     resolved = agent.resolved
@@ -146,8 +148,8 @@ async def converse(
         workspace=place.agent_dir,
         mcp_servers=mcp_servers(prepared, setup),
         seconds=seconds,
-        next_turn=turns if conversational else None,
-        max_turns=int(limits.turns or 20),
+        next_turn=StepTurns(steps) if steps is not None else turns if conversational else None,
+        max_turns=len(steps.steps) if steps is not None else int(limits.turns or 20),
         notices=resolved.notices,
     )
     route = RouteOptions(

@@ -40,7 +40,7 @@ class EnvironmentProblem(Exception):
 def unit_environment(prepared: Any, setup: dict[str, Any], job_dir: Path) -> UnitEnvironment | None:
     name = setup.get("environment", prepared.dataset.environment)
     declared = prepared.bench.environments or {}
-    own_fields = sorted(k for k in ("image", "workdir", "verify", "env", "healthcheck", "artifacts", "dirs") if setup.get(k) is not None)
+    own_fields = sorted(k for k in ("image", "workdir", "verify", "env", "healthcheck", "artifacts", "dirs", "steps", "compose") if setup.get(k) is not None)
     if own_fields and not (isinstance(name, str) and name in declared and declared[name].image == "own"):
         # never run a task that asked for its own image on the base instead
         raise EnvironmentProblem(f"setup replies {', '.join(own_fields)}, which only an environment declared \"image\": \"own\" reads; "

@@ -150,20 +150,29 @@ async def _units_and_leak(prepared: Prepared, request: ProveRequest, scratch: Pa
 
 
 def _check_lines(setup: dict[str, Any], source: Path) -> set[str]:
-    """A task in its own image: the lines of the check's files (verify.copy, verify.write), which the prompt must not hold.
+    """A task in its own image: the lines of the check's files (verify.copy, verify.write; each step's), which the prompt must not hold.
 
-    Comments and a script's first line are left out: they say what a check
-    does, not what it expects.
+    Comments are left out (they say what a check does, not what it
+    expects), and so is a table's header (the first line of a .csv or .tsv:
+    it names the columns, which the prompt is expected to state).
     """
-    verify = setup.get("verify")
-    if not isinstance(verify, dict):
-        return set()
-    texts = [text for text in (verify.get("write") or {}).values() if isinstance(text, str)]
-    for folder in (verify.get("copy") or {}):
-        root = (source / str(folder)).resolve()
-        if root.is_relative_to(source.resolve()) and root.is_dir():
-            texts += ["\n".join(lines) for lines in _file_lines(root).values()]
+    checks = [setup.get("verify")] + [s.get("verify") for s in setup.get("steps") or [] if isinstance(s, dict)]
+    texts: list[str] = []
+    for verify in (v for v in checks if isinstance(v, dict)):
+        texts += [text for text in (verify.get("write") or {}).values() if isinstance(text, str)]
+        for folder in (verify.get("copy") or {}):
+            root = (source / str(folder)).resolve()
+            if root.is_relative_to(source.resolve()) and root.is_dir():
+                texts += [_without_header(path) for path in sorted(root.rglob("*")) if path.is_file()]
     return {line for text in texts for line in (raw.strip() for raw in text.splitlines()) if len(line) >= SHORT and not line.startswith("#")}
+
+
+def _without_header(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return ""
+    return text.split("\n", 1)[1] if path.suffix.lower() in (".csv", ".tsv") and "\n" in text else text
 
 
 def _file_lines(folder: Path) -> dict[str, set[str]]:

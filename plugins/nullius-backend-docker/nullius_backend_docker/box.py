@@ -35,8 +35,9 @@ from nullius_backend_docker import boxfiles, dockercli, overlaydiff
 from nullius_backend_docker.boxcheck import CheckSteps
 from nullius_backend_docker.boxegress import CheckEgress
 from nullius_backend_docker.calls import CallLog
+from nullius_backend_docker.compose import Sidecars
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.door import EGRESS_PORT, local
+from nullius_backend_docker.door import EGRESS_PORT, LicenceServer, local
 from nullius_backend_docker.process import ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify
 
@@ -66,6 +67,8 @@ class DockerBox(CheckSteps):
         self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         self._created = False
         self._started = False
+        self.sidecars: Sidecars | None = None  # the task's other services (compose.py), reached through the door
+        self._env = dict(own.env)
         self._changes: str | None = None
         self._inspect: dict[str, Any] = {}
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
@@ -81,7 +84,7 @@ class DockerBox(CheckSteps):
         made in it before anything runs there; a control's box without one
         has no network at all and no door.
         """
-        door = door or (self.own.verify is not None and self.own.verify.network)
+        door = door or (self.own.verify is not None and self.own.verify.network) or self.sidecars is not None
         async with self._lock:
             if self._started:
                 return
@@ -111,7 +114,7 @@ class DockerBox(CheckSteps):
             host["NanoCpus"] = round(self.own.image.cpus * 1e9)
         entrypoint, cmd = self._keep_alive()
         return {"Image": self.tag, "Entrypoint": entrypoint, "Cmd": cmd, "WorkingDir": self.workdir, "HostConfig": host,
-                "Env": [f"{k}={v}" for k, v in sorted(self.own.env.items())], "Labels": self.backend.label_map(self.unit)}
+                "Env": [f"{k}={v}" for k, v in sorted(self._env.items())], "Labels": self.backend.label_map(self.unit)}
 
     def _keep_alive(self) -> tuple[list[str], list[str]]:
         """`sleep infinity` keeps the box up; with `dirs`, a shell makes them first and becomes it (no docker call more)."""
@@ -135,6 +138,19 @@ class DockerBox(CheckSteps):
                 text = said.getvalue().decode(errors="replace").strip()[-300:]
                 raise NotReady(f"the task's healthcheck failed {failures} times in a row (exit {code}): {text or 'it said nothing'}")
             await asyncio.sleep(check.start_interval if starting else check.interval)  # the task's own pace, as Docker's
+
+    async def start_services(self) -> None:
+        """The task's other services, up before the box: each port they declare served on the door under the service's name."""
+        if self.own.compose is None:
+            return
+        self.sidecars = Sidecars(self.name.lower(), (self.own.source / self.own.compose).resolve(), self.backend.label_map(self.unit),
+                                 self.backend.image, self.home.parent / "compose.log")
+        with self.calls.timed("start", "docker compose up (the task's other services)") as result:
+            for service in await self.sidecars.up():
+                for port in service.ports:
+                    self.door.licence(LicenceServer(alias=service.name, port=port, target=(service.address, port)))
+            result[0] = f"{len(self.sidecars.services)} services"
+        self._env = {**self.sidecars.main_env, **self.own.env}
 
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
         await self.check_runtime(argv[0])
@@ -189,18 +205,25 @@ class DockerBox(CheckSteps):
         folder.mkdir(parents=True, exist_ok=True)
         entries = []
         for artifact in artifacts:
-            if await self._empty_folder(artifact.source):  # made at the start (dirs) and left empty: nothing to copy out
+            container = self.name
+            if artifact.service not in (None, "main"):  # one of the task's other services
+                service = self.sidecars.services.get(artifact.service) if self.sidecars else None
+                container = service.container if service is not None else ""
+            if container == self.name and await self._empty_folder(artifact.source):  # made at the start (dirs), left empty
                 (folder / artifact.destination).mkdir(parents=True, exist_ok=True)
                 kind, state = "directory", "empty"
             else:
-                status, data = await self.api.raw(self.calls, "artifacts", "GET", "/containers/{}/archive", self.name,
-                                                  query={"path": artifact.source}, timeout=300)
-                kind, state = ("directory" if not Path(artifact.source).suffix else "file"), "failed"
-                if status == 200:
-                    kind, state = await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
+                kind, state = await self._copy_artifact(container, artifact, folder)
             entries.append({"source": artifact.source, "destination": artifact.destination, "type": kind, "status": state,
-                            "service": None, "exclude": list(artifact.exclude) if kind == "directory" else []})
+                            "service": artifact.service, "exclude": list(artifact.exclude) if kind == "directory" else []})
         return entries
+
+    async def _copy_artifact(self, container: str, artifact: Artifact, folder: Path) -> tuple[str, str]:
+        status, data = (await self.api.raw(self.calls, "artifacts", "GET", "/containers/{}/archive", container,
+                                           query={"path": artifact.source}, timeout=300)) if container else (404, b"")
+        if status != 200:
+            return ("directory" if not Path(artifact.source).suffix else "file"), "failed"
+        return await asyncio.to_thread(boxfiles.extract_artifact, data, folder / artifact.destination, artifact.exclude)
 
     async def _empty_folder(self, source: str) -> bool:
         """A folder the image did not have, with nothing in it: its changes say `A` and nothing beneath (every entry of a folder
@@ -246,11 +269,13 @@ class DockerBox(CheckSteps):
             await self._clear(verify.clear)
         await self._put(verify, "check")
         env: dict[str, str] = {}
-        egress = CheckEgress(self, verifier_dir / "egress.log") if verify.network else None
+        egress = CheckEgress(self, verifier_dir / "egress.log", verify.allow) if verify.network else None
         if egress is not None:
             await egress.open()  # the proxy's container starts only if the check connects
             proxy = f"http://egress:{EGRESS_PORT}"
-            env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy}
+            # the box's own loopback and the task's services are reached directly, never through the proxy (which refuses them)
+            direct = ",".join(["localhost", "127.0.0.1", "::1", *(self.sidecars.services if self.sidecars else ())])
+            env = {"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": direct, "no_proxy": direct}
         try:
             out = verifier_dir / "test-stdout.txt"
             code, timed_out = (0, False)
@@ -277,6 +302,10 @@ class DockerBox(CheckSteps):
                 with contextlib.suppress(DockerError):
                     await self.api.raw(self.calls, "remove", "DELETE", "/containers/{}", self.name, query={"force": "1"})
                 await self._give_home_back()
+            if self.sidecars is not None:  # up before the box, and so even when the box was never made
+                with self.calls.timed("remove", "docker compose down (the task's other services)") as result, contextlib.suppress(DockerError):
+                    await self.sidecars.down()
+                    result[0] = "down"
             await self.door.close()
         finally:
             self.calls.write(self.home.parent / "docker-calls.tsv")

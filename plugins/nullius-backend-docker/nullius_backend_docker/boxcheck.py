@@ -14,11 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from nullius_backend_docker import boxfiles, boxprocs, dockercli
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.door import local
 from nullius_backend_docker.engine import Refused, message_of
-from nullius_core.contracts.own_image import Steps, Verify, VerifyProblem
+from nullius_core.contracts.own_image import OwnUnit, Steps, Verify, VerifyProblem
 
 if TYPE_CHECKING:
     from nullius_backend_docker.asyncapi import Engine
@@ -40,6 +42,7 @@ class CheckSteps:
     backend: DockerBackend
     door: UnitDoor
     _inspect: dict[str, Any]
+    own: OwnUnit
 
     async def _stop_the_agent(self, verify: Verify, verifier_dir: Path) -> None:
         """Every process but init and the keep-alive, stopped and named in stopped.txt (unless verify.keep_processes)."""
@@ -86,9 +89,11 @@ class CheckSteps:
             raise DockerError(f"the check's folders could not be emptied first (rm exit {code}): {said.getvalue().decode(errors='replace')[-300:]}")
 
     async def _put(self, steps: Steps, step: str) -> None:
-        """The files of `copy` and `write` as one archive, extracted at the box's root (as `docker cp -` does)."""
+        """The files of `copy` and `write` as one archive, extracted at the box's root (as `docker cp -` does; '.': the working
+        directory)."""
         if not steps.copy and not steps.write:
             return
+        steps = attrs.evolve(steps, copy={source: self.workdir if inside == "." else inside for source, inside in steps.copy.items()})
         data = await asyncio.to_thread(boxfiles.archive, self.own.source, steps)
         try:
             await self.api.call(self.calls, step, "PUT", "/containers/{}/archive", self.name, query={"path": "/", "noOverwriteDirNonDir": "true"},

@@ -31,9 +31,10 @@ READY_SECONDS = 60
 
 
 class CheckEgress:
-    def __init__(self, box: DockerBox, log: Path):
+    def __init__(self, box: DockerBox, log: Path, allow: list[str] | None):
         self.box = box
         self.log = log
+        self.allow = allow  # verify.allow: only these hosts (the proxy's EGRESS_ALLOW)
         self._server: asyncio.AbstractServer | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._failed: BaseException | None = None
@@ -83,7 +84,8 @@ class CheckEgress:
         proc = await start_process(
             dockercli.docker_binary(), "run", "-i", "--rm", "--init", "--name", f"{box.name}-egress", *box.labels, "--network", "bridge",
             "--user", box.backend.user, "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--log-driver", "none",
-            "--read-only", "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{self.log.parent}:/log",
+            "--read-only", *(["-e", "EGRESS_ALLOW=" + ",".join(self.allow)] if self.allow is not None else []),
+            "--volume", f"{CONTAINER_FILES}:/opt/nullius-door:ro", "--volume", f"{self.log.parent}:/log",
             "--volume", f"{box.door.folder}:/sockets", box.backend.image,
             "python3", "/opt/nullius-door/egress.py", "unix:/sockets/egress-proxy.sock", f"/log/{self.log.name}",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,

@@ -81,6 +81,26 @@ async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, tim
     return out.decode(errors="replace")
 
 
+async def arun_argv(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, log: Path | None = None) -> str:
+    """Another docker client (docker compose) with the docker client's environment: its stdout; its stderr to `log`; a DockerError."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(env)
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise DockerError(f"`{Path(argv[0]).name} {' '.join(argv[1:4])} ...` did not end in {timeout:g} s") from None
+    if log is not None:
+        with open(log, "ab") as out_log:
+            out_log.write(err)
+    if proc.returncode != 0:
+        said = err.decode(errors="replace").strip()[-600:]
+        raise DockerError(f"`{Path(argv[0]).name} {' '.join(a for a in argv[1:] if not a.startswith('/'))[:120]}` failed ({proc.returncode}): {said}")
+    return out.decode(errors="replace")
+
+
 def client_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     """The docker client's own variables (config, socket), and `extra`."""
     env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_") or k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}

@@ -12,6 +12,9 @@ global for the check and something private for the connection.
     python3 egress.py PORT LOGFILE [BIND]     (PORT 0: any free port)
     python3 egress.py unix:PATH LOGFILE       (a Unix socket: the unit's door forwards the check to it)
 
+With EGRESS_ALLOW (comma-separated: a host name, `*.suffix`, an address or
+a range), only those are reached, global addresses still: a task's allowlist.
+
 The first line on stdout is `listening PORT` (`listening PATH`). Each request is one JSON line
 appended to LOGFILE: time, method, host, port, address, allowed, why.
 `allowed` is true only when a connection was made; no header value or body
@@ -25,6 +28,7 @@ import asyncio
 import datetime
 import ipaddress
 import json
+import os
 import re
 import socket
 import sys
@@ -145,6 +149,28 @@ def parse(line: bytes, entry: dict):
     return host, int(port), path, authority
 
 
+def _allowed_entry(entry: str, host: str, address: str | None) -> bool:
+    if "/" in entry or entry.replace(".", "").isdigit() or ":" in entry:  # an address or a range: the resolved address's
+        if address is None:
+            return False
+        try:
+            return ipaddress.ip_address(address) in ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            return False
+    if entry.startswith("*."):
+        return host.endswith(entry[1:])
+    return host == entry
+
+
+def allowed(host: str, address: str | None = None) -> bool:
+    """The task's allowed hosts (EGRESS_ALLOW, comma-separated; unset: every global address): a name, *.suffix, an address, a range."""
+    names = os.environ.get("EGRESS_ALLOW")
+    if names is None:
+        return True
+    host = host.lower().rstrip(".")
+    return any(_allowed_entry(entry, host, address) for entry in names.split(",") if entry)
+
+
 async def open_upstream(host: str, port: int, entry: dict):
     loop = asyncio.get_running_loop()
     try:
@@ -155,7 +181,7 @@ async def open_upstream(host: str, port: int, entry: dict):
     if not addresses:
         raise Failure(502, "cannot resolve", f"cannot resolve {host}")
     for address in addresses:  # every one: a name with one private address is refused outright
-        why = refusal(address)
+        why = refusal(address) or (None if allowed(host, address) else "not among the task's allowed hosts")
         if why:
             entry["address"] = address
             raise Failure(403, why, f"refused: {host} is {address}, {why}; the check may reach global addresses only")
@@ -167,6 +193,14 @@ async def open_upstream(host: str, port: int, entry: dict):
         except (OSError, asyncio.TimeoutError) as exc:
             error = getattr(exc, "strerror", None) or type(exc).__name__
     raise Failure(502, f"cannot connect ({error})", f"cannot connect to {host}:{port} ({error})")
+
+
+def _literal(host: str) -> list[str]:
+    """The host itself when it is an address (a range entry may allow it before any lookup)."""
+    try:
+        return [str(ipaddress.ip_address(host))]
+    except ValueError:
+        return []
 
 
 async def pipe(reader, writer) -> None:
@@ -198,6 +232,8 @@ async def handle(log, reader, writer) -> None:
             if head is None:
                 return
             host, port, path, authority = parse(head[0], entry)
+            if not allowed(host) and not any(allowed(host, a) for a in _literal(host)):
+                raise Failure(403, "not among the task's allowed hosts", f"refused: {host} is not among the task's allowed hosts")
             up_reader, up_writer = await open_upstream(host, port, entry)
         except Failure as failure:
             record(log, entry, False, failure.why)  # before answering: the log is never behind what the client saw

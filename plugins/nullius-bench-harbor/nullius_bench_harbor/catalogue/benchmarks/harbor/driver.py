@@ -23,10 +23,16 @@ def handle(request: dict) -> dict:
     op = request["op"]
     if op == "units":
         return {"units": list(tasks.task_dirs(FOLDER))}
-    if op == "score":
+    if op == "score" and "steps" not in request:
         return rewards.score_reply(request.get("verified"))
     try:
         task, rel = tasks.load(FOLDER, request["unit"])
+        if op == "step":
+            step = next(s for s in task.config.steps or [] if s.name == request["step"])
+            return rewards.step_reply(request["verified"], step.min_reward)
+        if op == "score":
+            strategy = task.config.multi_step_reward_strategy
+            return rewards.steps_score(request["steps"], strategy.value if strategy is not None else "mean")
         if op == "setup":
             return tasks.setup_reply(task, rel)
         if op == "oracle":

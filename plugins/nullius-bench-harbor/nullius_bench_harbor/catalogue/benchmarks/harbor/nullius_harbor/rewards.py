@@ -57,6 +57,49 @@ def read_rewards(verifier_dir: Path, collected: list[str]) -> tuple[dict[str, fl
     raise RewardError("RewardFileNotFoundError", f"No reward file found at {verifier_dir / 'reward.txt'} or {verifier_dir / 'reward.json'}")
 
 
+def step_reply(verified: dict[str, Any], min_reward: float | dict[str, float] | None) -> dict[str, Any]:
+    """One step's check (the `step` op): its rewards, or its failure's name, and whether the task goes on (Harbor's min_reward gate).
+
+    A step whose check failed stops the task, as Harbor's MultiStepTrial
+    stops after a step with an exception and no verifier result; a missing
+    gated key reads as -inf.
+    """
+    scored = score_reply(verified)
+    if "error" in scored:
+        return {"rewards": None, "exception_type": scored["exception_type"], "message": scored["error"], "continue": False}
+    rewards = scored["rewards"]
+    thresholds = {"reward": min_reward} if isinstance(min_reward, (int, float)) else (min_reward or {})
+    below = [f"{k}={rewards.get(k, float('-inf'))} below min_reward {t}" for k, t in thresholds.items() if rewards.get(k, float("-inf")) < t]
+    return {"rewards": rewards, "detail": scored["detail"], "continue": not below, **({"stopped": below[0]} if below else {})}
+
+
+def steps_score(steps: list[dict[str, Any]], strategy: str) -> dict[str, Any]:
+    """The trial's reward from its steps, by Harbor's multi-step reward strategy.
+
+    `final`: the last step's rewards as they are; `mean` (the default): each
+    key's mean over the steps that have rewards, a key a step lacks counting
+    0. No step with rewards: the last step's failure, by its name.
+    """
+    replies = [s.get("reply") or {} for s in steps]
+    scored = [r["rewards"] for r in replies if r.get("rewards")]
+    detail = {"steps": [{"name": s["name"], **{k: v for k, v in (s.get("reply") or {}).items() if k != "detail"}} for s in steps],
+              "strategy": strategy}
+    if strategy == "final":
+        last = replies[-1] if replies else {}
+        if not last.get("rewards"):
+            return {"error": f"the last step run ({steps[-1]['name'] if steps else 'none'}) has no reward: {last.get('message', '')}",
+                    "exception_type": last.get("exception_type") or "RewardFileNotFoundError"}
+        rewards = last["rewards"]
+    else:
+        if not scored:
+            last = replies[-1] if replies else {}
+            return {"error": f"no step has a reward: {last.get('message', '')}", "exception_type": last.get("exception_type") or "RewardFileNotFoundError"}
+        keys = sorted({k for r in scored for k in r})
+        rewards = {k: sum(r.get(k, 0.0) for r in scored) / len(scored) for k in keys}
+    reward = rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)
+    return {"reward": reward, "rewards": rewards, "detail": detail}
+
+
 def score_reply(verified: dict[str, Any] | None) -> dict[str, Any]:
     """The score op's reply: the reward (the `reward` key, else the mean of the keys), all of Harbor's rewards, and the check's facts."""
     if not verified:
