@@ -62,7 +62,7 @@ class DockerBox(CheckSteps):
         self.labels = backend.labels(unit)
         self.api = backend.api
         self.calls = CallLog(self.name)  # every docker call of the unit: its .work/docker-calls.tsv
-        self.door = backend.new_door(unit, home.parent / "door.log")  # started by the agent's room, or for a check's way out
+        self.door = backend.new_door(unit, home.parent / "door.log")  # opened in the box as it starts: an agent, a way out, services
         self.door.calls = self.calls
         self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         self._created = False

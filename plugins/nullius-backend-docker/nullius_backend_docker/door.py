@@ -126,10 +126,6 @@ class UnitDoor:
                 await self._run(f"container:{box}", [])
                 result[0] = "ready"
 
-    @property
-    def started(self) -> bool:
-        return self._proc is not None or bool(self._listeners)
-
     def hosts(self) -> list[str]:
         """`name:address` of each of the door's addresses: the /etc/hosts lines of its namespace."""
         return [f"{alias}:{address}" for alias, address, _, _ in FIXED] + \
