@@ -18,9 +18,11 @@ from typing import Any
 
 import attrs
 
-from nullius_backend_docker import dockercli, envimage, image, mounts, ownimage, sweep
+from nullius_backend_docker import dockercli, engine, envimage, image, mounts, ownimage, sweep
 from nullius_backend_docker.addresses import licence_server
+from nullius_backend_docker.asyncapi import Engine
 from nullius_backend_docker.box import DockerBox
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.door import UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
@@ -37,7 +39,10 @@ class DockerBackend:
     name = "docker"
 
     def __init__(self) -> None:
-        self.version = dockercli.check_daemon()  # no daemon: the run is refused, saying how to get one
+        self.calls = CallLog("the run")  # the run's own docker calls: the job's .work/docker-calls.tsv
+        self.version = dockercli.check_daemon(self.calls)  # no daemon: the run is refused, saying how to get one
+        daemon = engine.Sync(self.calls)
+        self.api = Engine(daemon.path, daemon.prefix())  # a box's steps, in the run's loop
         self.user = f"{os.getuid()}:{os.getgid()}"
         self.job = ""
         self.prefix = ""
@@ -68,13 +73,17 @@ class DockerBackend:
 
         self.images_dir = context.paths.standard_dir / "images"
         # a resumed job's killed run may have left containers still working: they go before any unit runs again
-        await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder)
-        self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say)
+        await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder, self.calls)
+        self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say, self.calls)
 
     def labels(self, unit: str | None = None) -> list[str]:
-        out = ["--label", f"nullius.job={self.job}", "--label", f"nullius.folder={self.folder}"]
+        return [part for key, value in self.label_map(unit).items() for part in ("--label", f"{key}={value}")]
+
+    def label_map(self, unit: str | None = None) -> dict[str, str]:
+        """The labels of everything the run starts (the sweep finds them): as the API takes them; `labels` as the CLI does."""
+        out = {"nullius.job": self.job, "nullius.folder": self.folder}
         if unit is not None:
-            out += ["--label", f"nullius.unit={unit}"]
+            out["nullius.unit"] = unit
         return out
 
     def record(self) -> dict[str, Any]:
@@ -104,7 +113,7 @@ class DockerBackend:
             licence_server(secret.name, handout.values[secret.name])  # a malformed host:port refuses the unit now
         tag = await self._image_once((environment.benchmark, environment.name), environment, lambda say: envimage.ensure(
             environment.benchmark, environment.name, environment.folder, definition.dockerfile or "", list(definition.files or []),
-            self.image, environment.log, self.images_dir, say))
+            self.image, environment.log, self.images_dir, say, self.calls))
         return attrs.evolve(place, environment=environment, image=tag, sandbox=self.sandbox(tag), licences=handout)
 
     async def _own_image(self, place: UnitPlace, environment: Any, handout: Any) -> UnitPlace:
@@ -113,8 +122,9 @@ class DockerBackend:
         log = environment.log.with_name(f"own-{(own.image.build or 'pull').strip('/').replace('/', '-')}.log")
 
         def make(say: Callable[[str, str], None]) -> str:
-            tag = ownimage.ensure(environment.benchmark, own.source, own.image.build, own.image.pull, self.image, log, self.images_dir, say)
-            self._image_facts[tag] = ownimage.facts(tag)
+            tag = ownimage.ensure(environment.benchmark, own.source, own.image.build, own.image.pull, self.image, log, self.images_dir, say,
+                                  self.calls)
+            self._image_facts[tag] = ownimage.facts(tag, self.calls)
             return tag
 
         tag = await self._image_once((environment.benchmark, own.image.pull or f"build:{own.image.build}"), environment, make)
@@ -204,5 +214,10 @@ class DockerBackend:
     async def close(self) -> None:
         if self._later:
             await asyncio.gather(*self._later, return_exceptions=True)
-        if self.job:
-            await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder)
+        try:
+            if self.job:
+                await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder, self.calls)
+        finally:
+            await self.api.close()
+            if self.job:
+                self.calls.write(self.job_dir / ".work" / "docker-calls.tsv")

@@ -119,6 +119,11 @@ def without_ours(lines: list[str], points: list[str]) -> list[str]:
     return [line for line in lines if not ours(path(line)) or any(t.startswith(path(line).rstrip("/") + "/") for t in theirs)]
 
 
+def by_path(lines: list[str]) -> list[str]:
+    """`docker diff`'s lines in one order, a folder before what is in it (the daemon's own order changes from call to call)."""
+    return sorted(lines, key=lambda line: line[2:].split("/"))
+
+
 def yours(path: Path) -> bool:
     try:
         return path.lstat().st_uid == os.getuid()

@@ -8,21 +8,22 @@ from pathlib import Path
 from typing import IO
 
 from nullius_backend_docker import dockercli
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 
 
 def once(tag: str, log: Path, lock: Path, make: Callable[[IO[bytes]], int], *, found: str, making: str, failed: Callable[[int], str],
-         say: Callable[[str, str], None] = lambda state, tag: None) -> str:
+         say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None) -> str:
     """`tag` when it is here; else `make(log)` (its exit status) under `lock`. `found`, `making`: the log's lines; `failed(exit)`: the error."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    if dockercli.image_exists(tag):
+    if dockercli.image_exists(tag, calls):
         note(log, f"{tag}: {found}")
         say("cached", tag)
         return tag
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        if dockercli.image_exists(tag):  # made by another run while this one waited
+        if dockercli.image_exists(tag, calls):  # made by another run while this one waited
             note(log, f"{tag}: {found}")
             say("cached", tag)
             return tag

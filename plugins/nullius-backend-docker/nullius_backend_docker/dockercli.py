@@ -1,17 +1,25 @@
 """The docker command line, called without a shell: each call's argv, exit and stderr turned into an error that says what failed.
 
-The CLI rather than the daemon's socket: what a unit runs is then exactly a
-command a user can read in the log and repeat by hand.
+What stays a command: containers attached to this machine's stdio (the door,
+the agent, the egress proxy, a driver's sandbox), builds, pulls, and helper
+containers whose answer is their stdout. A box's other steps, the sweep and
+the images looked up go to the daemon's API (engine.py, asyncapi.py): a
+`docker` process for each costs more CPU than the daemon's own work.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nullius_backend_docker.calls import CallLog
 
 INSTALL_HINT = (
     "the docker backend needs docker: install it (Debian/Ubuntu: `apt-get install docker.io`, then start "
@@ -30,15 +38,15 @@ def docker_binary() -> str:
     return found
 
 
-def check_daemon() -> str:
+def check_daemon(calls: CallLog | None = None) -> str:
     """The daemon's version, or a DockerError saying that docker is needed and how to get it."""
-    try:
-        done = subprocess.run([docker_binary(), "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        raise DockerError("`docker version` did not answer in 30 s: " + INSTALL_HINT) from None
-    if done.returncode != 0 or not done.stdout.strip():
-        raise DockerError(f"the docker daemon does not answer ({done.stderr.strip()[-300:] or 'no reply'}): " + INSTALL_HINT)
-    return done.stdout.strip()
+    from nullius_backend_docker import engine  # engine.py builds on this module's errors
+
+    docker_binary()  # the command is needed too: the door, the agent and the builds are `docker` commands
+    found = engine.Sync(calls).version()
+    if not found.get("Version"):
+        raise DockerError("the docker daemon does not answer (no version in its reply): " + INSTALL_HINT)
+    return str(found["Version"])
 
 
 def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, input: bytes | None = None, timeout: float = 120) -> str:
@@ -68,9 +76,12 @@ async def _communicate(argv: Sequence[str], env: Mapping[str, str] | None, timeo
     return proc.returncode, out, err
 
 
-async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True) -> str:
-    """As `run`, without blocking the run's loop."""
-    code, out, err = await _communicate([docker_binary(), *argv], env, timeout, f"docker {' '.join(argv[:3])}")
+async def arun(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120, check: bool = True,
+               calls: CallLog | None = None, step: str = "") -> str:
+    """As `run`, without blocking the run's loop; timed in `calls` as `docker ARGV[0]`."""
+    with _timed(calls, step, argv) as result:
+        code, out, err = await _communicate([docker_binary(), *argv], env, timeout, f"docker {' '.join(argv[:3])}")
+        result[0] = f"exit {code}"
     if check and code != 0:
         raise DockerError(f"`docker {' '.join(argv[:3])} ...` failed ({code}): {err.decode(errors='replace').strip()[-600:]}")
     return out.decode(errors="replace")
@@ -95,9 +106,20 @@ def client_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
-def image_exists(ref: str) -> bool:
-    done = subprocess.run([docker_binary(), "image", "inspect", "--format", "{{.Id}}", ref], capture_output=True, timeout=60)
-    return done.returncode == 0
+def image_exists(ref: str, calls: CallLog | None = None) -> bool:
+    return image_inspect(ref, calls) is not None
+
+
+def image_inspect(ref: str, calls: CallLog | None = None) -> dict | None:
+    """`docker image inspect REF`'s object, None when no image here has that reference."""
+    from nullius_backend_docker import engine
+
+    status, data = engine.Sync(calls, "image").raw("GET", "/images/{}/json", ref)
+    if status == 404:
+        return None
+    if status != 200:
+        raise engine.failure("GET /images/{id}/json", status, data)
+    return json.loads(data)
 
 
 def by_name(env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
@@ -112,17 +134,7 @@ def by_name(env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     return flags, client
 
 
-async def arun_bytes(argv: Sequence[str], timeout: float, data: bytes | None = None) -> tuple[int, str, bytes]:
-    """`docker ARGV...` with `data` on its stdin: (exit, stderr, stdout as bytes); never raises for a failed command."""
-    proc = await asyncio.create_subprocess_exec(
-        docker_binary(), *argv, stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=client_env(None),
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return 124, f"docker {argv[0]} did not end in {timeout:g} s", b""
-    assert proc.returncode is not None
-    return proc.returncode, err.decode(errors="replace"), out
+def _timed(calls: CallLog | None, step: str, argv: Sequence[str]):  # type: ignore[no-untyped-def]
+    from nullius_backend_docker.calls import timed
+
+    return timed(calls, step, f"docker {argv[0]}")

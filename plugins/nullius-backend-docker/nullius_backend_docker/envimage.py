@@ -19,6 +19,7 @@ from typing import IO
 from nullius_core.definitions.dockerfile import layer_problems
 
 from nullius_backend_docker import buildonce, dockercli
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 
 def problems(dockerfile: str, files: list[str], where: str) -> list[str]:
@@ -36,7 +37,7 @@ def tag_for(benchmark: str, name: str, base: str, dockerfile: bytes, files: dict
 
 def ensure(
     benchmark: str, name: str, folder: Path, dockerfile: str, files: list[str], base: str, log: Path, images_dir: Path,
-    say: Callable[[str, str], None] = lambda state, tag: None,
+    say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None,
 ) -> str:
     """The environment's image, built first if it is not there; a DockerError says why it cannot be.
 
@@ -68,4 +69,5 @@ def ensure(
             ).returncode
 
     return buildonce.once(tag, log, images_dir / "env.lock", build, found="built before, used as it is", making=f"building on {base}",
-                          failed=lambda code: f"the environment {name!r} did not build (docker build exit {code}); see {log}", say=say)
+                          failed=lambda code: f"the environment {name!r} did not build (docker build exit {code}); see {log}", say=say,
+                          calls=calls)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nullius_backend_docker import dockercli
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 
 PACKAGES = ("git", "python3", "curl", "ca-certificates", "tmux")
@@ -77,13 +78,14 @@ def choose_source() -> str:
     return f"debootstrap:{DEBIAN_SUITE}"
 
 
-def ensure_base(images_dir: Path, say: Callable[[str, dict[str, Any]], None] = lambda state, fields: None) -> str:
+def ensure_base(images_dir: Path, say: Callable[[str, dict[str, Any]], None] = lambda state, fields: None,
+                calls: CallLog | None = None) -> str:
     """The base image's tag, built first if it is not there; a DockerError says why it could not be."""
-    dockercli.check_daemon()
+    dockercli.check_daemon(calls)
     images_dir.mkdir(parents=True, exist_ok=True)
     # the common case first: any base image this builder made, for either source, is good
     for source in (f"debootstrap:{DEBIAN_SUITE}", UBUNTU):
-        if dockercli.image_exists(tag_for(source)):
+        if dockercli.image_exists(tag_for(source), calls):
             say("cached", {"image": tag_for(source)})
             return tag_for(source)
     with open(images_dir / "base.lock", "w") as lock:

@@ -12,7 +12,6 @@ an image found here under that digest is used as it is.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from nullius_backend_docker import buildonce, dockercli
+from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
 from nullius_core.contracts.own_image import BuildFailed
 
@@ -47,7 +47,7 @@ def tag_for(benchmark: str, build: str, digest: str) -> str:
 
 
 def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, base: str, log: Path, images_dir: Path,
-           say: Callable[[str, str], None] = lambda state, tag: None) -> str:
+           say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None) -> str:
     """The unit's image, built or pulled first when it is not here; a DockerError says why it cannot be."""
     if pull is not None:
         def fetch(out: IO[bytes]) -> int:
@@ -57,7 +57,7 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
         try:
             return buildonce.once(pull, log, images_dir / "own.lock", fetch, found="here already, used as it is", making="pulling",
                                   failed=lambda code: f"the task's image {pull} could not be pulled (docker pull exit {code}: "
-                                                      f"{buildonce.last_line(log)})", say=say)
+                                                      f"{buildonce.last_line(log)})", say=say, calls=calls)
         except DockerError as exc:
             raise BuildFailed(str(exc)) from None
     assert build is not None
@@ -73,14 +73,17 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
 
     try:
         return buildonce.once(tag, log, images_dir / "own.lock", make, found=f"built before from {folder}, used as it is",
-                              making=f"building {folder}", say=say,
+                              making=f"building {folder}", say=say, calls=calls,
                               failed=lambda code: f"the task's image {build!r} did not build (docker build exit {code}: "
                                                   f"{buildonce.last_line(log)}); see {log}")
     except DockerError as exc:
         raise BuildFailed(str(exc)) from None
 
 
-def facts(tag: str) -> tuple[str, list[str]]:
+def facts(tag: str, calls: CallLog | None = None) -> tuple[str, list[str]]:
     """The image's working directory ("/" when it names none) and its own environment."""
-    found = json.loads(dockercli.run(["image", "inspect", "--format", "{{json .Config}}", tag], timeout=60) or "{}")
-    return (found.get("WorkingDir") or "/"), list(found.get("Env") or [])
+    found = dockercli.image_inspect(tag, calls)
+    if found is None:
+        raise dockercli.DockerError(f"the task's image {tag} is not here")
+    config = found.get("Config") or {}
+    return (config.get("WorkingDir") or "/"), list(config.get("Env") or [])

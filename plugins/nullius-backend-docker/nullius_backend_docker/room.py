@@ -70,7 +70,8 @@ class DockerRoom:
         self.door.serve("relay", (relay.hostname or "127.0.0.1", relay.port or 80))
         for alias, port, target in self._licences.values():
             self.door.licence(LicenceServer(alias=alias, port=port, target=target))
-        self._door = asyncio.ensure_future(self.door.start())
+        if self.box is None:  # a box opens its door in its own namespace when it starts (box.py)
+            self._door = asyncio.ensure_future(self.door.start())
 
     # --- MCP servers ---------------------------------------------------------------
 
@@ -133,12 +134,11 @@ class DockerRoom:
             node = await self.backend.node_runtime()  # the base's Node, read-only under /opt/nullius
             volumes.append(f"{node}:{runtime.NODE_DIR}:ro")
             command = runtime.with_node(command)
-        assert self._door is not None
         if self.box is not None:
-            await self._door
-            await self.box.start(volumes)
+            await self.box.start(volumes, door=True)
             self._agent = await self.box.exec_agent(command, env, launch.stderr)
             return self._agent
+        assert self._door is not None
         flags, cli_env = dockercli.by_name(env)
         # made while the door starts (docker takes the door's name before it runs); started once the door listens
         await asyncio.gather(self._door, dockercli.arun(
