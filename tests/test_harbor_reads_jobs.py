@@ -52,6 +52,7 @@ def test_harbor_reads_control_jobs_errors_repeats_and_merges(harbor_python, null
     for name, trials in {"oracle": 12, "nop": 12, "faults": 12, "repeat": 6, "merged": 12}.items():
         report = harbor_check(harbor_python, tmp_path / name)
         assert report["checked"]["trials"] == trials
+        assert report["checked"]["locks"] == 0 and not (tmp_path / name / "lock.json").exists()  # no task folder to pin
         # an errored setup leaves no prompt, so no trajectory; every other trial has one
         assert report["checked"]["trajectories"] == trials - (1 if name == "faults" else 0)
 
@@ -78,6 +79,13 @@ def test_harbor_reads_a_job_of_harbor_tasks_steps_artifacts_and_services_include
     assert result.code == 0, result.output
     report = harbor_check(harbor_python, tmp_path / "jobs" / "h")
     assert report["checked"]["trials"] == 3 and report["checked"]["trajectories"] == 3
+    # each trial pinned by Harbor's own hash of its task folder (checked by the validator), and the job by its trials
+    assert report["checked"]["locks"] == 3 and report["checked"]["job_lock"] == 1
+    job_lock = json.loads((tmp_path / "jobs" / "h" / "lock.json").read_text())
+    assert sorted(t["task"]["name"] for t in job_lock["trials"]) == sorted(
+        json.loads(p.read_text())["task_name"] for p in (tmp_path / "jobs" / "h").glob("*/result.json"))
+    steps = [t for t in job_lock["trials"] if t["task"]["path"].endswith("ledger-cli-steps")]
+    assert steps[0]["verifier"]["environment_mode"] is None  # a task of steps: Harbor resolves the mode per step
     trial = json.loads((tmp_path / "jobs" / "h" / "compose-inventory-report" / "result.json").read_text())
     assert trial["task_name"] == "nullius-examples/compose-inventory-report" and trial["verifier_result"]["rewards"]["report_posted"] == 1.0
     manifest = json.loads((tmp_path / "jobs" / "h" / "compose-inventory-report" / "artifacts" / "manifest.json").read_text())

@@ -22,6 +22,7 @@ import attrs
 
 from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, read_trial_own, written
 
@@ -135,6 +136,7 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
             if result is not None:
                 results.append(result)
     target.write_config(merged)
+    write_job_lock(target, merged.get("n_concurrent_trials") or 1)
     planned = len(std.planned_trials)
     # the shards' trials, summed as a run's are: a merge of every planned trial is a finished run's
     result = job_result(std, results, planned, final=True, state="finished" if len(results) == planned else "incomplete",

@@ -23,6 +23,7 @@ from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.licences import SecretStore, declared_secrets
@@ -217,6 +218,7 @@ class Engine:
         stopped = None
         if state == "stopped":
             stopped = self._watch.stop if self._watch is not None and self._watch.stop else self._meter.stopped if self._meter else None
+        write_job_lock(job, self.spec.concurrency)
         result = self._write_result(job, std, len(std.planned_trials), started, final=True, running=0, state=state, reason=stopped)
         summary = result["standard"]
         state = summary["state"]

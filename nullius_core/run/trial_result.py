@@ -20,6 +20,7 @@ from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, verifier_text
 from nullius_core.jobs.layout import TrialDir
+from nullius_core.jobs.locks import write_trial_lock
 from nullius_core.jobs.records import ExceptionInfo, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
 from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn
 from nullius_core.relay.usage import routes_used
@@ -102,6 +103,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial)),
     )
     record = dump(result)
+    write_trial_lock(trial, config, ran.task, stepped=ran.steps is not None)  # before result.json: a trial with a result has its lock
     trial.write_json("result.json", record)
     return TrialOutcome(
         result=record,

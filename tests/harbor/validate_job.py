@@ -16,6 +16,11 @@ do exactly this):
 | JOB_DIR/*/result.json            | harbor.models.trial.result.TrialResult            |
 | JOB_DIR/*/config.json            | harbor.models.trial.config.TrialConfig            |
 | JOB_DIR/*/agent/trajectory.json  | harbor.models.trajectories.Trajectory             |
+| JOB_DIR/lock.json    (if there)  | harbor.models.job.lock.JobLock                    |
+| JOB_DIR/*/lock.json  (if there)  | harbor.models.job.lock.TrialLock                  |
+
+A trial lock's task digest is also checked against the task folder it names,
+hashed by Harbor's own Packager (what `harbor jobs diff` and the uploader trust).
 
 JobConfig and TrialConfig do NOT forbid unknown keys (pydantic's default is to
 ignore them), so Nullius's extra ``standard`` block passes validation; it is
@@ -28,7 +33,7 @@ Prints one JSON object and exits 1 if there is any error (2 if harbor is not
 importable, i.e. the wrong interpreter was used):
 
     {"ok": bool,
-     "checked": {"job": n, "trials": n, "trajectories": n, "config": n, "trial_configs": n},
+     "checked": {"job": n, "trials": n, "trajectories": n, "config": n, "trial_configs": n, "locks": n, "job_lock": n},
      "errors": [{"file": "<path relative to JOB_DIR>", "model": "...", "error": "...",
                  "details": [{"loc": "...", "type": "...", "msg": "..."}]}],
      "warnings": [{"file": ..., "warning": ...}],
@@ -72,6 +77,8 @@ try:
     from pydantic import BaseModel, ValidationError
 
     from harbor.models.job.config import JobConfig
+    from harbor.models.job.lock import JobLock, TrialLock
+    from harbor.publisher.packager import Packager
     from harbor.models.job.result import JobResult
     from harbor.models.trajectories import Trajectory
     from harbor.models.trial.config import TrialConfig
@@ -97,10 +104,25 @@ def _unknown_keys(model: type[BaseModel], text: str) -> list[str]:
     return sorted(k for k in data if k not in model.model_fields)
 
 
+def _digest_problems(job_dir: Path, lock: Path) -> list[dict]:
+    """The lock's task digest against Harbor's own hash of the folder it names (when that folder is here)."""
+    try:
+        task = TrialLock.model_validate_json(lock.read_text()).task
+    except Exception:  # noqa: BLE001 - reported by check() already
+        return []
+    if task.path is None or not Path(task.path).is_dir():
+        return []
+    content_hash, _ = Packager.compute_content_hash(Path(task.path))
+    if task.digest == f"sha256:{content_hash}":
+        return []
+    return [{"file": lock.relative_to(job_dir).as_posix(), "model": "TrialLock",
+             "error": f"task digest {task.digest} is not Harbor's hash of {task.path} (sha256:{content_hash})", "details": []}]
+
+
 def validate(job_dir: Path) -> dict:
     errors: list[dict] = []
     warnings: list[dict] = []
-    checked = {"job": 0, "trials": 0, "trajectories": 0, "config": 0, "trial_configs": 0}
+    checked = {"job": 0, "trials": 0, "trajectories": 0, "config": 0, "trial_configs": 0, "locks": 0, "job_lock": 0}
 
     def check(path: Path, model: type[BaseModel], kind: str, warn_unknown: bool = False) -> None:
         rel = path.relative_to(job_dir).as_posix()
@@ -147,6 +169,11 @@ def validate(job_dir: Path) -> dict:
             check(trial_config, TrialConfig, "trial_configs", warn_unknown=True)
         for trajectory in sorted(job_dir.glob("*/agent/trajectory.json")):
             check(trajectory, Trajectory, "trajectories")
+        if (job_dir / "lock.json").is_file():
+            check(job_dir / "lock.json", JobLock, "job_lock")
+        for lock in sorted(job_dir.glob("*/lock.json")):
+            check(lock, TrialLock, "locks")
+            errors.extend(_digest_problems(job_dir, lock))
 
     return {
         "ok": not errors,
