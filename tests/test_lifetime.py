@@ -95,15 +95,25 @@ def test_a_killed_run_leaves_no_process_behind(env, fake_model, tmp_path):
         files = wait_for(lambda: len(orphan_files(job)) == 2 and orphan_files(job), 600, "both agents wrote orphans.txt")
         left = [int(p) for f in files for p in f.read_text().split()]
         known = identity(descendants(proc.pid) | set(left))  # drivers, agents, their children, and the escapees
+        scratch = {folder for folder in map(cwd_of, known) if folder is not None and folder.name.startswith("nullius-driver-")}
     finally:
         proc.kill()  # no handler runs: as if the machine died
         proc.wait(timeout=30)
     assert len(left) == 8 and set(left) <= set(known)
     assert len(known) >= 10  # the two drivers too
+    assert len(scratch) == 1 and all(folder.is_dir() for folder in scratch)  # the drivers' working folder, outside the job
     deadline = time.monotonic() + GONE_WITHIN
-    while living(known) and time.monotonic() < deadline:
+    while (living(known) or any(folder.exists() for folder in scratch)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert living(known) == []
+    assert not any(folder.exists() for folder in scratch)  # removed by the run's watcher, the run being gone
+
+
+def cwd_of(pid: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None
 
 
 def test_a_run_ends_what_its_agent_left_out_of_its_group_too(env, fake_model, tmp_path):

@@ -119,6 +119,11 @@ class Lifetime:
         """A launch's marker and its start time; no marker for a process not started here."""
         return self._launches.get(pid, (None, self.begin))
 
+    def scratch(self, folder: Path) -> None:
+        """A scratch folder of the run's (a driver's, a unit's sockets) outside the job: removed by the watcher if the run
+        is killed before it removes it itself. Only a folder in the system's temporary folder named `nullius-*`."""
+        self._tell({"scratch": str(folder)})
+
     def forget(self, pid: int) -> None:
         self._launches.pop(pid, None)
 

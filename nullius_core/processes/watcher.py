@@ -27,8 +27,10 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,12 +52,15 @@ class Watch:
     groups: dict[int, int] = attrs.field(factory=dict)  # pgid -> its leader's start time
     seen: dict[int, int] = attrs.field(factory=dict)  # pid -> start time
     record: Path | None = None
+    scratch: set[Path] = attrs.field(factory=set)  # folders the run made outside its job, gone with it
 
     def hear(self, message: dict[str, object]) -> None:
         if isinstance(message.get("group"), int) and isinstance(message.get("start"), int):
             self.groups[message["group"]] = message["start"]  # type: ignore[index]
         if isinstance(message.get("record"), str):
             self.record = Path(message["record"])  # type: ignore[arg-type]
+        if isinstance(message.get("scratch"), str) and is_scratch(Path(message["scratch"])):  # type: ignore[arg-type]
+            self.scratch.add(Path(message["scratch"]))  # type: ignore[arg-type]
 
     def members(self, table: Table, environ: bool) -> set[int]:
         """The run's processes in `table`; with `environ`, those carrying its marker too (a read per process).
@@ -89,12 +94,19 @@ class Watch:
         deadline = time.monotonic() + GONE_WAIT
         while not gone(pids) and time.monotonic() < deadline:
             time.sleep(0.02)
+        for folder in self.scratch:  # after the processes: none of them writes there any more
+            shutil.rmtree(folder, ignore_errors=True)
         if killed and self.record is not None:
             try:
                 append_line(self.record, {"watcher": self.me, "swept": killed, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
             except OSError:
                 pass  # the job's folder is gone: nothing to tell
         return killed
+
+
+def is_scratch(folder: Path) -> bool:
+    """A folder the watcher may remove: `nullius-*` right in the system's temporary folder, nothing else it could be told."""
+    return folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("nullius-") and not folder.is_symlink()
 
 
 def watch(state: Watch, stdin: int = 0) -> list[str]:

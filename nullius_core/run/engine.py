@@ -87,7 +87,8 @@ class Engine:
                 if busy:
                     raise RunRefused(busy)
                 # every process the run starts ends with it, however it ends
-                with lifetime.Lifetime.begin_run(job.path):
+                with lifetime.Lifetime.begin_run(job.path) as life:
+                    life.scratch(Path(scratch))  # a killed run cannot remove it: its watcher does
                     prepared = prepare(self.session, self.spec, self.progress, Path(scratch))
                     if prepared.original is not None and not self.spec.model:  # the setup's default: the run's model
                         self.spec = attrs.evolve(self.spec, model=prepared.original.setup.asked)

@@ -34,7 +34,7 @@ from nullius_backend_docker import dockercli, nsdoor
 from nullius_backend_docker.calls import CallLog, timed
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.listeners import pipe_both
-from nullius_core.processes import start_process
+from nullius_core.processes import current, start_process
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
 RELAY_PORT = 61080
@@ -71,6 +71,7 @@ class UnitDoor:
         self._services: list[tuple[str, tuple[str, int]]] = []  # a socket's name, the TCP service of this machine behind it
         self.folder = Path(tempfile.mkdtemp(prefix="nullius-unit-"))
         os.chmod(self.folder, 0o700)
+        current().scratch(self.folder)  # its sockets: a killed run's watcher removes the folder
         self._proc: asyncio.subprocess.Process | None = None
         self._log: IO[bytes] | None = None
         self._servers: list[asyncio.AbstractServer] = []
