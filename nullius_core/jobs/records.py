@@ -80,6 +80,17 @@ class VerifierResult:
 
 
 @attrs.frozen(kw_only=True)
+class StepResult:
+    """Harbor's StepResult: one step of a task of steps, its check's rewards or its failure, its turn's and check's times."""
+
+    step_name: str
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    agent_execution: Timing | None = None
+    verifier: Timing | None = None
+
+
+@attrs.frozen(kw_only=True)
 class TrialConfig:
     """Harbor's TrialConfig fields Nullius fills, and the run's own facts under `standard`."""
 
@@ -112,6 +123,7 @@ class TrialResult:
     agent_setup: Timing | None = None
     agent_execution: Timing | None = None
     verifier: Timing | None = None
+    step_results: list[StepResult] | None = None  # a task of steps: each step that ran, in turn
     standard: TrialOwn
 
 

@@ -16,6 +16,7 @@ An oracle replies one `solve` per step (a list, None for a step without).
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import NotReady, Step, Steps, VerifyProblem
 from nullius_core.fsutil import write_json_atomic
 from nullius_core.jobs.layout import TrialDir
+from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, VerifierResult, iso, utcnow
 
 
 class StepFailed(Exception):
@@ -40,6 +42,8 @@ class StepRun:
         self.steps, self.box, self._driver, self._base, self._trial = steps, box, driver, base, trial
         self.current = 0
         self.results: list[dict[str, Any]] = []
+        self.turn_started: datetime | None = None  # the current step's turn (step 1's: the trial's agent_execution, set by the unit)
+        self.timings: list[tuple[Timing | None, Timing]] = []  # each checked step's turn and check
 
     def folder(self, index: int) -> Path:
         return self._trial.path / "steps" / self.steps[index].name
@@ -50,6 +54,7 @@ class StepRun:
         before = self.steps[index].before
         if before is None:
             await self._ready(index)
+            self.turn_started = utcnow()
             return
         out = self.folder(index) / "setup-stdout.txt"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +63,7 @@ class StepRun:
             said = "did not end in time" if code is None else f"exited {code}"
             raise StepFailed("EnvironmentSetupError", f"step {self.steps[index].name!r}: its setup {said} (steps/{self.steps[index].name}/setup-stdout.txt)")
         await self._ready(index)
+        self.turn_started = utcnow()
 
     async def _ready(self, index: int) -> None:
         check = self.steps[index].healthcheck
@@ -71,6 +77,8 @@ class StepRun:
     async def check(self) -> bool:
         """The current step's check, then the driver's `step`: whether the task goes on to the next step."""
         step = self.steps[self.current]
+        checking = utcnow()
+        turn = Timing(started_at=iso(self.turn_started), finished_at=iso(checking)) if self.turn_started is not None else None
         try:
             if step.artifacts:  # after the step's turn, before its check: as Harbor collects a step's
                 entries = await self.box.collect_artifacts(step.artifacts, self.folder(self.current) / "artifacts")
@@ -84,7 +92,24 @@ class StepRun:
         except DriverError as exc:
             raise StepFailed("VerifierError", f"step {step.name!r}: {exc}") from None
         self.results.append({"name": step.name, "verified": verified.request(), "reply": reply})
+        self.timings.append((turn, Timing(started_at=iso(checking), finished_at=iso(utcnow()))))
         return reply.get("continue") is True and self.current + 1 < len(self.steps)
+
+    def step_results(self) -> list[StepResult]:
+        """Harbor's step_results: each checked step's rewards (or the failure its check's reply names) and times."""
+        out = []
+        for result, (turn, check) in zip(self.results, self.timings, strict=True):
+            reply = result["reply"]
+            failed = reply.get("exception_type")
+            out.append(StepResult(
+                step_name=result["name"],
+                verifier_result=VerifierResult(rewards=reply["rewards"]) if reply.get("rewards") else None,
+                exception_info=ExceptionInfo(exception_type=failed, exception_message=str(reply.get("message", "")), exception_traceback="",
+                                             occurred_at=check.finished_at) if failed else None,
+                agent_execution=turn,
+                verifier=check,
+            ))
+        return out
 
     @property
     def checked(self) -> bool:

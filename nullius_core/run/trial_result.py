@@ -21,7 +21,7 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, verifier_text
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.locks import write_trial_lock
-from nullius_core.jobs.records import ExceptionInfo, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
+from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
 from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn
 from nullius_core.relay.usage import routes_used
 from nullius_core.run.agent_unit import AgentRun
@@ -100,6 +100,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         agent_setup=timings.get("agent_setup"),
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
+        step_results=_step_results(ran),
         standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial)),
     )
     record = dump(result)
@@ -113,6 +114,17 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         exception_type=exception.exception_type if exception else None,
         seconds=(finished - ran.started).total_seconds(),
     )
+
+
+def _step_results(ran: Ran) -> list[StepResult] | None:
+    """A task of steps' step_results; step 1's turn began with the trial's agent_execution (the agent's start left out, as there)."""
+    if ran.steps is None:
+        return None
+    steps = ran.steps.step_results()
+    began = ran.phases.timings.get("agent_execution")
+    if steps and steps[0].agent_execution is None and began is not None and steps[0].verifier is not None:
+        steps[0] = attrs.evolve(steps[0], agent_execution=Timing(started_at=began.started_at, finished_at=steps[0].verifier.started_at))
+    return steps
 
 
 def _scored(trial: TrialDir, ran: Ran, kind: str) -> tuple[str, float | None, bool | None, Any]:

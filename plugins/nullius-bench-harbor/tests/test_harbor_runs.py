@@ -185,6 +185,11 @@ def test_a_task_of_steps_runs_each_step_and_its_check_in_turn_gated_by_min_rewar
     assert not (job / "gated" / "steps" / "extend").exists()  # below step 1's min_reward: step 2 never ran
     detail = json.loads((job / "gated" / "verifier" / "score.json").read_text())["detail"]
     assert [s["name"] for s in detail["steps"]] == ["write"] and detail["steps"][0]["stopped"].startswith("reward=0.0 below min_reward 1.0")
+    # Harbor's step_results: each step that was checked, its rewards and its turn's and check's times
+    assert [(s["step_name"], s["verifier_result"]["rewards"]["reward"]) for s in found["two-steps"]["step_results"]] == [("write", 1.0), ("extend", 1.0)]
+    assert [(s["step_name"], s["verifier_result"]["rewards"]["reward"]) for s in found["gated"]["step_results"]] == [("write", 0.0)]
+    assert [s["step_name"] for s in found["not-ready"]["step_results"]] == ["write"]  # step 2 failed before its turn: not a step result
+    assert all(s["agent_execution"]["finished_at"] <= s["verifier"]["started_at"] for s in found["two-steps"]["step_results"])
 
     # an agent: a new session for each step, with that step's instruction, each step checked after its turn
     result = run_cli(["run", "harbor", "reference", "--dataset", str(folder / "two-steps"), "--model", "fake-model",
@@ -193,6 +198,8 @@ def test_a_task_of_steps_runs_each_step_and_its_check_in_turn_gated_by_min_rewar
     assert result.code == 0, result.output
     trial = trials(jobs / "stepped-agent")["two-steps"]
     assert trial["verifier_result"]["rewards"]["reward"] == 1.0
+    turns = [s["agent_execution"] for s in trial["step_results"]]
+    assert len(turns) == 2 and turns[0]["started_at"] == trial["agent_execution"]["started_at"] and turns[0]["finished_at"] <= turns[1]["started_at"]
     transcript = [json.loads(line) for line in (jobs / "stepped-agent" / "two-steps" / "agent" / "acp.jsonl").read_text().splitlines()]
     prompts = [m for m in json.dumps(transcript).split("nullius-play: ")[1:]]
     assert len(prompts) >= 2 and prompts[0].startswith("echo 42") and any(p.startswith("echo 43") for p in prompts)
