@@ -154,11 +154,33 @@ def test_valid_job_passes(harbor_python: Path, tmp_path: Path) -> None:
     code, report = run_validator(harbor_python, write_job(tmp_path))
     assert report["errors"] == [], report
     assert report["ok"] is True and code == 0
-    assert report["checked"] == {"job": 1, "trials": 1, "trajectories": 1, "config": 1, "trial_configs": 0}
+    assert report["checked"] == {"job": 1, "trials": 1, "trajectories": 1, "config": 1, "trial_configs": 0, "locks": 0, "job_lock": 0}
     assert report["harbor"] == "0.25.0"
     # the `standard` block is not an error, but it is pointed out
     assert [w["file"] for w in report["warnings"]] == ["config.json"]
     assert "standard" in report["warnings"][0]["warning"]
+
+
+def test_a_trial_lock_is_read_by_harbors_model_and_its_digest_checked_against_the_folder(harbor_python: Path, tmp_path: Path) -> None:
+    """A lock naming a task folder that is here: Harbor's own hash of it must be the lock's digest."""
+    job = write_job(tmp_path)
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "task.toml").write_text('version = "1.0"\n')
+    (task / "instruction.md").write_text("Say 4.\n")
+    lock = {"task": {"name": "t", "type": "local", "digest": "sha256:" + "0" * 64, "path": str(task)},
+            "agent": {"name": "oracle"}, "environment": {"type": "docker"}, "verifier": {"environment_mode": "shared"}}
+    (job / TRIAL / "lock.json").write_text(json.dumps(lock))
+    code, report = run_validator(harbor_python, job)
+    assert code == 1 and report["checked"]["locks"] == 1
+    assert [e["file"] for e in report["errors"]] == [f"{TRIAL}/lock.json"] and "is not Harbor's hash of" in report["errors"][0]["error"]
+    right = re.search(r"\((sha256:[0-9a-f]{64})\)", report["errors"][0]["error"]).group(1)
+    (job / TRIAL / "lock.json").write_text(json.dumps({**lock, "task": {**lock["task"], "digest": right}}))
+    code, report = run_validator(harbor_python, job)
+    assert code == 0 and report["errors"] == [] and report["checked"]["locks"] == 1
+    (job / TRIAL / "lock.json").write_text(json.dumps({**lock, "task": {**lock["task"], "digest": "md5:0"}}))
+    code, report = run_validator(harbor_python, job)
+    assert code == 1 and report["errors"][0]["model"] == "TrialLock"  # Harbor's own validator refuses the digest's form
 
 
 def _corrupt_trajectory(t: dict) -> None:
@@ -247,8 +269,8 @@ def test_readme_examples_validate(harbor_python: Path, tmp_path: Path) -> None:
         code, report = run_validator(harbor_python, tmp_path / name)
         assert report["errors"] == [] and code == 0, (name, report)
         checked[name] = report["checked"]
-    assert checked["minimal"] == {"job": 1, "trials": 1, "trajectories": 1, "config": 0, "trial_configs": 0}
-    assert checked["full"] == {"job": 1, "trials": 2, "trajectories": 1, "config": 1, "trial_configs": 0}
+    assert checked["minimal"] == {"job": 1, "trials": 1, "trajectories": 1, "config": 0, "trial_configs": 0, "locks": 0, "job_lock": 0}
+    assert checked["full"] == {"job": 1, "trials": 2, "trajectories": 1, "config": 1, "trial_configs": 0, "locks": 0, "job_lock": 0}
 
 
 FACTS = r"""
