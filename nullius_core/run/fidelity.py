@@ -128,10 +128,10 @@ async def _all_runs(session: Session, prepared: Prepared, model: str, scratch: P
                     trial.make()
                     _fresh(seed, place)
                     run = _acp if way == "acp" else _cli
-                    await run(prepared, relay, backend, trial, place, model, prompt, cli_dir)
+                    failure = await run(prepared, relay, backend, trial, place, model, prompt, cli_dir)
                     bodies = [b["request"] for b in read_json_lines(trial.work / "relay" / "bodies.jsonl") if isinstance(b.get("request"), dict)]
                     passed = await _passed(driver, prepared, unit, place)
-                    runs[way][round_][unit] = {**distilled(bodies), "passed": passed}
+                    runs[way][round_][unit] = {**distilled(bodies), "passed": passed, "failure": failure}
                     progress.stage("fidelity", unit=unit, way=way, round=round_ + 1, requests=len(bodies), passed=passed)
     finally:
         await driver.close()
@@ -173,7 +173,8 @@ def _fresh(seed: Path, place: UnitPlace) -> None:
 
 
 async def _acp(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, place: UnitPlace, model: str, prompt: str,
-               cli_dir: Path | None) -> None:
+               cli_dir: Path | None) -> str | None:
+    """The unit over ACP, as a run gives it; its failure's kind (failures.py), or None."""
     agent = prepared.agent
     conversation = Conversation(prompt=prompt, workspace=place.agent_dir, mcp_servers=[], seconds=float(prepared.turn_seconds),
                                 notices=agent.resolved.notices)
@@ -181,16 +182,17 @@ async def _acp(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, 
     try:
         process = await room.start_agent(agent_launch(prepared, place, room.url, room.token, model, trial))
         try:
-            await agent.protocol.factory().converse(process, conversation, trial.agent)
+            outcome = await agent.protocol.factory().converse(process, conversation, trial.agent)
         finally:
             await process.end()
     finally:
         await room.close()
+    return outcome.failure
 
 
 async def _cli(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, place: UnitPlace, model: str, prompt: str,
-               cli_dir: Path | None) -> None:
-    """The agent's own CLI from its template, with the same HOME, files and variables the ACP way gets."""
+               cli_dir: Path | None) -> str | None:
+    """The agent's own CLI from its template, with the same HOME, files and variables the ACP way gets; its failure, or None."""
     resolved = prepared.agent.resolved
     name = f"cli-{trial.path.parent.name}-{trial.name}"
     route = _route(prepared, model)
@@ -210,12 +212,15 @@ async def _cli(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, 
                                                            stdout=stdout, stderr=stderr, start_new_session=True)
             try:
                 await asyncio.wait_for(process.wait(), float(prepared.turn_seconds))
+            except asyncio.TimeoutError:
+                return "AgentTimeoutError"
             finally:
                 if process.returncode is None:
                     os.killpg(process.pid, 9)
                     await process.wait()
     finally:
         await relay.retire(name)
+    return None if process.returncode == 0 else "NonZeroAgentExitCodeError"
 
 
 def _route(prepared: Prepared, model: str) -> RouteOptions:

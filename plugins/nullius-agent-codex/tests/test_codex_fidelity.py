@@ -6,7 +6,6 @@ The module shares one isolated home, so the npm installs happen once.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from nullius_agent_codex import plugin
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_codex.player"
@@ -38,22 +37,6 @@ def world(tmp_path_factory: pytest.TempPathFactory, nullius_installs: Path):
         yield env, fake, root
     assert processes_under(root) == []
 
-
-def processes_under(root: Path) -> list[str]:
-    """Live processes whose command line or working folder lies under root."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-        except OSError:
-            continue
-        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
-            found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
-    return found
 
 
 def fidelity(world: Any, agent: str) -> tuple[Any, dict[str, Any], float]:
