@@ -26,7 +26,7 @@ from nullius_core.run.prepare import RunRefused
 def fidelity_cmd(participant: str, model: str | None, agent_options: tuple[str, ...], provider: str | None, base_url: str | None,
                  unsandboxed: bool, jobs_dir: Path | None, as_json: bool) -> None:
     """Does ACP send the model the same requests as the agent's own command? Exit 1 when a field differs."""
-    from nullius_core.cli.run_commands import _jobs_dir, _pairs
+    from nullius_core.cli.run_commands import CANCELLED_EXIT, _jobs_dir, _pairs
     from nullius_core.run.fidelity import FidelityRequest, fidelity
     from nullius_core.run.progress import Progress
 
@@ -42,6 +42,9 @@ def fidelity_cmd(participant: str, model: str | None, agent_options: tuple[str, 
         raise Refused(f"fidelity refused: {exc}") from None
     except KeyError as exc:
         raise Refused(f"fidelity refused: {participant}: no such version ({exc.args[0]})") from None
+    except KeyboardInterrupt:  # its runs' processes are ended and its scratch removed on the way out
+        click.echo("cancelled: nothing is recorded and no verdict written", err=True)
+        sys.exit(CANCELLED_EXIT)
     if as_json:
         click.echo(json.dumps({"verdict": verdict.verdict, "fields": verdict.fields, "noise": verdict.noise, "passed": verdict.passed, "record": str(verdict.record)}))
     else:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -130,3 +134,22 @@ def test_an_agent_without_a_fidelity_command_is_refused(world):
                       "--unsandboxed"], env, timeout=120)
     assert result.code == 2, result.output
     assert "codex-bare has no fidelity.command in its definition" in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_ends_every_run_and_writes_no_verdict(world):
+    env, fake, root = world
+    key = "codex-stopped"
+    mine = own_copy(root, key, "codex exec --skip-git-repo-check --json -- {prompt}")
+    command = [sys.executable, "-m", "nullius_core", "fidelity", key, "--model", MODEL, "--provider", "openai",
+               "--base-url", fake.openai_base_url, "--unsandboxed"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for line in process.stderr:  # the first run is done: the second has begun
+        if "stage=fidelity unit=write-file way=acp round=1" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "cancelled: nothing is recorded" in err, err
+    assert "proven" not in json.loads((mine / "agent.json").read_text())
+    assert not list((root / "jobs").glob(f"*__fidelity__{key}__*"))
+    assert [p for p in processes_under(Path(tempfile.gettempdir())) if "nullius-fidelity-" in p] == []
