@@ -85,7 +85,10 @@ def fidelity(session: Session, request: FidelityRequest, progress: Progress) -> 
         if prepared.agent.served is not None:
             raise RunRefused("fidelity with a provider that serves its own model (embedded) is not built: use a remote provider")
         cli_dir = _cli_install(session, resolved, progress)
-        runs = aio.run(_all_runs(session, prepared, request.model, Path(scratch), cli_dir, progress))
+        try:
+            runs = aio.run(_all_runs(session, prepared, request.model, Path(scratch), cli_dir, progress))
+        except DriverError as exc:  # the kit's own driver failed: nothing of the agent is known
+            raise RunRefused(f"the kit {KIT}'s driver: {exc}") from None
     differs, noise = compare(runs["acp"], runs["cli"])
     verdict = "differs" if differs else "same"
     out.mkdir(parents=True, exist_ok=True)
@@ -180,7 +183,10 @@ async def _acp(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, 
                                 notices=agent.resolved.notices)
     room = await backend.open_room(relay, f"acp-{trial.path.parent.name}-{trial.name}", trial.work / "relay", place, _route(prepared, model))
     try:
-        process = await room.start_agent(agent_launch(prepared, place, room.url, room.token, model, trial))
+        try:
+            process = await room.start_agent(agent_launch(prepared, place, room.url, room.token, model, trial))
+        except (ValueError, OSError):  # the agent could not even start: recorded as the run's, as a unit's setup error
+            return "EnvironmentSetupError"
         try:
             outcome = await agent.protocol.factory().converse(process, conversation, trial.agent)
         finally:
@@ -206,7 +212,11 @@ async def _cli(prepared: Prepared, relay: Relay, backend: Any, trial: TrialDir, 
         slots = {"model": model, "home": str(place.home), "workspace": str(place.workspace), "here": str(prepared.agent.entry.folder),
                  "install": str(prepared.agent.install_dir or ""), "cli": str(cli_dir or "")}
         argv = [prompt if word == "{prompt}" else fill(word, slots) for word in shlex.split(resolved.fidelity.command)]
-        argv[0] = shutil.which(argv[0], path=env["PATH"]) or argv[0]
+        found = shutil.which(argv[0], path=env["PATH"])
+        if found is None:
+            raise RunRefused(f"{resolved.ref}'s fidelity.command starts {argv[0]!r}, which is not on its PATH "
+                             "(the agent's install, fidelity.install, then this machine's)")
+        argv[0] = found
         with open(trial.agent / "cli-stdout.txt", "wb") as stdout, open(trial.agent / "cli-stderr.txt", "wb") as stderr:
             process = await asyncio.create_subprocess_exec(*argv, cwd=place.workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
                                                            stdout=stdout, stderr=stderr, start_new_session=True)

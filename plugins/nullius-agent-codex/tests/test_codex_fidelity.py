@@ -153,3 +153,12 @@ def test_ctrl_c_ends_every_run_and_writes_no_verdict(world):
     assert "proven" not in json.loads((mine / "agent.json").read_text())
     assert not list((root / "jobs").glob(f"*__fidelity__{key}__*"))
     assert [p for p in processes_under(Path(tempfile.gettempdir())) if "nullius-fidelity-" in p] == []
+
+
+def test_a_cli_not_on_path_is_refused_naming_it(world):
+    env, fake, root = world
+    own_copy(root, "codex-missing", "no-such-codex exec -- {prompt}")
+    result = run_cli(["fidelity", "codex-missing", "--model", MODEL, "--provider", "openai", "--base-url", fake.openai_base_url,
+                      "--unsandboxed"], env, timeout=300)
+    assert result.code == 2, result.output
+    assert "fidelity.command starts 'no-such-codex', which is not on its PATH" in result.output and "Traceback" not in result.output
