@@ -33,7 +33,7 @@ from nullius_core.definitions import (
     read_json,
     structure,
 )
-from nullius_core.definitions.common import bad_port
+from nullius_core.definitions.common import FIDELITY_KEY, bad_port
 from nullius_core.definitions.compat import OLD_FILE, canonical_port
 from nullius_core.definitions.dockerfile import layer_problems
 from nullius_core.definitions.folder import folder_problems, inside
@@ -96,7 +96,7 @@ def _beyond_its_shape(path: Path, ports: Mapping[str, Port], paths: Paths | None
     elif path.name in ("agent.json", "capability.json", OLD_FILE):
         for where, block in _raw_blocks(raw):
             for port in block.get("proven") if isinstance(block.get("proven"), dict) else {}:
-                if not bad_port(port) and canonical_port(port) not in ports:
+                if port != FIDELITY_KEY and not bad_port(port) and canonical_port(port) not in ports:
                     problems.append(Problem(child_path(f"{where}.proven", port), f"expected a registered port ({known}), found {port!r}", path))
     return problems
 
@@ -262,6 +262,6 @@ def _participant(path: Path, definition: Agent | Capability, ports: Mapping[str,
         blocks += [(child_path("$.versions", name), b) for name, b in definition.versions.blocks.items()]
     for where, block in blocks:
         for port in block.proven:
-            if port not in ports:
+            if port not in ports and not (port == FIDELITY_KEY and definition.family == "agent"):
                 problems.append(Problem(child_path(f"{where}.proven", port), f"expected a registered port ({known}), found {port!r}", path))
     return problems

@@ -117,6 +117,8 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
             "upstream": p.upstream.package,
             "version": p.upstream.version,
             "offers": offers_of(p, ports),
+            **({"fidelity": {"verdict": p.fidelity_proof.verdict, "fields": p.fidelity_proof.fields, "model": p.fidelity_proof.model}}
+               if p.fidelity_proof is not None else {}),
             **_sources(catalogue, p),
         }
         for p in people

@@ -60,6 +60,9 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
                 f"{port} {o['passed']} kit v{o['kit_version']}" + (f" skills: {', '.join(o['skills'])}" if o["skills"] else "")
                 for port, o in row["offers"].items()
             ) or "nothing proven"
+            if row.get("fidelity"):  # `nullius fidelity`'s verdict: ACP against the agent's own CLI
+                said = row["fidelity"]
+                offers += f"\nfidelity: {said['verdict']}" + (f" ({', '.join(said['fields'])})" if said["fields"] else "")
             upstream = f"{row['upstream']} {row['version']}" if row["upstream"] else "-"
             table.add_row(row["ref"], upstream, offers, _source_cell(row))
         out.print(table)

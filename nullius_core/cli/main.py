@@ -26,6 +26,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "view": ("nullius_core.cli.view_command", "view"),
     "prove": ("nullius_core.cli.run_commands", "prove_cmd"),
     "conform": ("nullius_core.cli.run_commands", "conform_cmd"),
+    "fidelity": ("nullius_core.cli.fidelity_command", "fidelity_cmd"),
     "merge": ("nullius_core.cli.run_commands", "merge_cmd"),
     "data": ("nullius_core.cli.run_commands", "data_group"),
     "relay": ("nullius_core.cli.relay_command", "relay"),

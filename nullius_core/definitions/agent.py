@@ -15,14 +15,17 @@ from typing import Any, Literal
 import attrs
 
 from nullius_core.definitions.common import (
+    FIDELITY_KEY,
     KEY_NAME,
     Fidelity,
+    FidelityProof,
     Install,
     Issues,
     Option,
     Proof,
     Upstream,
     bad_port,
+    ports_of,
     template_slots,
 )
 from nullius_core.definitions.converter import extensions_field
@@ -88,6 +91,8 @@ class Resolved:
     has_versions: bool
     family: str = "agent"
     notices: tuple[str, ...] = ()
+    fidelity: Fidelity | None = None  # how to run its own CLI (`nullius fidelity`)
+    fidelity_proof: FidelityProof | None = None  # `proven.fidelity`: what `nullius fidelity` found
 
     @property
     def ref(self) -> str:
@@ -145,6 +150,7 @@ class _Participant:
             raise KeyError(version)
         upstream = block.upstream or self.upstream or Upstream()
         options = {**(self.options or {}), **(block.options or {})}
+        proven = dict(block.proven) if self.versions is not None else dict(self.proven)
         return Resolved(
             key=key,
             version=version if self.versions is not None else upstream.version,
@@ -154,10 +160,12 @@ class _Participant:
             model=block.model or getattr(self, "model", None),
             env={**(self.env or {}), **(block.env or {})},
             options=options,
-            proven=dict(block.proven) if self.versions is not None else dict(self.proven),
+            proven=ports_of(proven),
             has_versions=self.versions is not None,
             family=self.family,
             notices=tuple(block.notices if block.notices is not None else self.notices or ()),
+            fidelity=block.fidelity or getattr(self, "fidelity", None),
+            fidelity_proof=proven.get(FIDELITY_KEY),
         )
 
     def _common_issues(self) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -179,6 +187,10 @@ class _Participant:
                 except re.error as exc:
                     yield (*where, "notices", i), f"expected a regular expression, found {pattern!r} ({exc})"
             for port in blk.proven:
+                if port == FIDELITY_KEY:
+                    if self.family != "agent":
+                        yield (*where, "proven", port), "expected a capability port (cap.*): fidelity is an agent's"
+                    continue
                 why = bad_port(port)
                 if why:
                     yield (*where, "proven", port), why
@@ -208,7 +220,7 @@ class Agent(_Participant):
 
     def _invariants(self) -> Issues:
         yield from self._common_issues()
-        for port in self.proven:
+        for port in ports_of(self.proven):
             if port.startswith("cap."):
                 yield ("proven", port), f"expected an agent port (agent.*), found {port!r}"
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
-from nullius_core.definitions.converter import renamed
+from cattrs.errors import IterableValidationError
+
+from nullius_core.definitions.converter import IndexNote, Mismatch, converter, renamed
 
 # `agent.workspace/v1`, `cap.memory/v1`: family, a dotted name, a version.
 PORT_NAME = re.compile(r"^(agent|cap)\.[a-z][a-z0-9_-]*/v[1-9][0-9]*$")
@@ -239,9 +242,84 @@ def fraction(text: str) -> tuple[int, int] | None:
 
 @attrs.frozen(kw_only=True)
 class Fidelity:
-    """How to run an agent's own CLI for `nullius fidelity`."""
+    """How to run an agent's own CLI for `nullius fidelity`.
+
+    `command` is one shell-like line (split as a shell would, never run by
+    one) carrying `{prompt}`; `install` is what the CLI needs besides the
+    agent's own install (Codex's CLI is a package of its own), installed
+    once, its `node_modules/.bin` and `.venv/bin` put first on PATH.
+    """
 
     command: str
+    install: Install | None = None
+
+    def _invariants(self) -> Issues:
+        try:
+            words = shlex.split(self.command)
+        except ValueError as exc:
+            yield ("command",), f"expected a command line, found {self.command!r} ({exc})"
+            return
+        if not words or "{prompt}" not in words:
+            yield ("command",), f"expected a command carrying {{prompt}} as a word of its own, found {self.command!r}"
+        for slot in template_slots(self.command):
+            if slot not in FIDELITY_SLOTS:
+                known = ", ".join("{" + s + "}" for s in sorted(FIDELITY_SLOTS))
+                yield ("command",), f"expected a slot among {known}, found {{{slot}}}"
+
+
+# The slots of a `fidelity.command`.
+FIDELITY_SLOTS = frozenset({"prompt", "model", "home", "install", "cli", "here", "workspace"})
+
+# The key `nullius fidelity` writes its verdict under, in a version's `proven` beside the ports.
+FIDELITY_KEY = "fidelity"
+
+
+@attrs.frozen(kw_only=True)
+class FidelityProof:
+    """`nullius fidelity`'s verdict, kept in `proven` as `fidelity`.
+
+    `fields` names what differed between the two ways (none when `same`);
+    `noise`, the fields that differed between two runs of one way and so
+    were not compared; `passed`, each way's runs that did the unit's work.
+    """
+
+    verdict: Literal["same", "differs"]
+    fields: list[str] = attrs.field(factory=list)
+    noise: list[str] = attrs.field(factory=list)
+    passed: dict[str, str] | None = None
+    date: str | None = None
+    model: str | None = None
+    version: str | None = None
+    record: str | None = None
+    backend: str | None = None
+    extensions: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+
+
+def _proven_structure(value: Any, _: Any) -> dict[str, Any]:
+    """A participant's `proven`: each port's Proof, and `fidelity` a FidelityProof."""
+    if not isinstance(value, dict):
+        raise Mismatch("an object of objects", value)
+    out, errors = {}, []
+    for key, item in value.items():
+        cls = FidelityProof if key == FIDELITY_KEY else Proof
+        try:
+            out[key] = converter.structure(item, cls)
+        except Exception as exc:  # noqa: BLE001 - collected, reported with its path
+            exc.__notes__ = [*getattr(exc, "__notes__", []), IndexNote(key, cls)]
+            errors.append(exc)
+    if errors:
+        raise IterableValidationError("While structuring proven", errors, dict)
+    return out
+
+
+PROVEN = dict[str, Proof]
+converter.register_structure_hook_func(lambda t: t == PROVEN, _proven_structure)
+converter.register_unstructure_hook_func(lambda t: t == PROVEN, lambda value: {k: converter.unstructure(v, type(v)) for k, v in value.items()})
+
+
+def ports_of(proven: dict[str, Any]) -> dict[str, Proof]:
+    """The ports' proofs of a `proven`, without the fidelity verdict beside them."""
+    return {k: v for k, v in proven.items() if k != FIDELITY_KEY}
 
 
 def template_slots(text: str) -> list[str]:
@@ -249,7 +327,9 @@ def template_slots(text: str) -> list[str]:
 
 
 __all__ = [
+    "FIDELITY_KEY",
     "Fidelity",
+    "FidelityProof",
     "Index",
     "Install",
     "Option",
@@ -261,6 +341,7 @@ __all__ = [
     "bad_download",
     "bad_port",
     "fraction",
+    "ports_of",
     "renamed",
     "template_slots",
 ]

@@ -92,3 +92,20 @@ def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, ti
         input=input,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def processes_under(root: Path) -> list[str]:
+    """Live processes whose command line or working folder lies under root: what a test's agents left running."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
+        except OSError:
+            continue
+        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
+            found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
+    return found

@@ -8,7 +8,6 @@ provider's key is in the relay's environment only.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from nullius_agent_codex import plugin
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_codex.player"  # shipped in this distribution
@@ -60,22 +59,6 @@ def job_of(world: Any, row: dict[str, Any]) -> Path:
 def score(job: Path, unit: str) -> dict[str, Any]:
     return json.loads((job / unit / "verifier" / "score.json").read_text())
 
-
-def processes_under(root: Path) -> list[str]:
-    """Live processes whose command line or working folder lies under root."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-        except OSError:
-            continue
-        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
-            found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
-    return found
 
 
 def files_holding(folder: Path, needle: bytes) -> list[str]:
