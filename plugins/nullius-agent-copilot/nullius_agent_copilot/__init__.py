@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI as a Nullius agent."""

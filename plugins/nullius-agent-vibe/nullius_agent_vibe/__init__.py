@@ -1,0 +1,1 @@
+"""Mistral Vibe as a Nullius agent."""
