@@ -1,0 +1,34 @@
+"""The plugin is found, and its definition is valid."""
+
+import json
+
+from nullius_core.catalogue.checks import check_file
+
+from nullius_bench_arc import plugin
+
+
+def test_benchmark_is_in_the_catalogue(nullius_session):
+    entry = nullius_session().catalogue.get("benchmark", "arc-agi")
+    assert entry is not None, "is nullius-bench-arc installed (./dev setup)?"
+    assert entry.origin == "arc"
+    assert entry.file.parent == plugin.CATALOGUE / "benchmarks" / "arc-agi"
+
+
+def test_definition_checks_clean(nullius_session):
+    session = nullius_session()
+    entry = session.catalogue.get("benchmark", "arc-agi")
+    assert check_file(entry.file, {p.name: p for p in session.ports}) == []
+
+
+def test_nullius_check_and_list(nullius_cli):
+    checked = nullius_cli("check", str(plugin.CATALOGUE / "benchmarks" / "arc-agi"))
+    assert checked.code == 0 and "ok" in checked.stdout, checked.output
+    listed = nullius_cli("list", "--json")
+    assert listed.code == 0, listed.output
+    assert "arc-agi" in [b["ref"] for b in json.loads(listed.stdout)["benchmarks"]]
+
+
+def test_the_plugin_ships_no_data():
+    folder = plugin.CATALOGUE / "benchmarks" / "arc-agi"
+    assert sorted(p.name for p in folder.iterdir() if p.name != "__pycache__") == [
+        "benchmark.json", "driver.py", "standard.json", "upstream-settings.json"]
