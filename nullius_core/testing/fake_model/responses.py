@@ -44,7 +44,7 @@ def _message_item(c: Ctx, done: bool) -> dict[str, Any]:
 
 def _call_item(c: Ctx, i: int, done: bool) -> dict[str, Any]:
     tc = c.reply.tool_calls[i]
-    return {
+    item = {
         "id": f"fc_fake{c.n}_{i}",
         "type": "function_call",
         "status": "completed" if done else "in_progress",
@@ -52,6 +52,9 @@ def _call_item(c: Ctx, i: int, done: bool) -> dict[str, Any]:
         "call_id": tc.id or f"call_fake{c.n}_{i}",
         "name": tc.name,
     }
+    if tc.namespace is not None:  # a function of a `namespace` tool, as OpenAI names it
+        item["namespace"] = tc.namespace
+    return item
 
 
 def _has_message(c: Ctx) -> bool:

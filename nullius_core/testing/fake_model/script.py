@@ -43,12 +43,17 @@ class Usage:
 
 @attrs.frozen(kw_only=True)
 class ToolCall:
-    """One tool call of a reply; `arguments_json` (raw text) wins over `arguments` when given."""
+    """One tool call of a reply; `arguments_json` (raw text) wins over `arguments` when given.
+
+    namespace: for the Responses API only, the `namespace` tool the function is nested in
+    (Codex offers each MCP server's tools as one, `mcp__<server>`); the call item then names it.
+    """
 
     name: str
     arguments: dict[str, Any] = attrs.field(factory=dict)
     arguments_json: str | None = None
     id: str | None = None
+    namespace: str | None = None
 
 
 @attrs.frozen(kw_only=True)

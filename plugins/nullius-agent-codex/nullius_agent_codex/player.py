@@ -16,6 +16,10 @@ outputs that followed it, and answers with the next call or the final text:
 - agent.workspace/v1 fix-bug: `cat README.md`, `cat ledger.py`, a `sed -i` of
   the one wrong number, then a short text.
 - agent.conversation/v1: acknowledge, then recall the word from the first user message.
+- agent.tools/v1: the office's MCP tools. Codex offers an MCP server's tools
+  nested in one `{"type": "namespace", "name": "mcp__office", "tools": [...]}`
+  tool, and takes a call of one as a `function_call` item naming the function
+  (`book_collection`) and its `namespace` (`mcp__office`).
 
 `respond_wrongly` answers every request with a refusal: a kit that cannot fail proves nothing.
 
@@ -32,8 +36,9 @@ import shlex
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import conversation_answer, file_to_write, task_word
+from nullius_core.testing.kits import conversation_answer, file_to_write, task_word, tools_kit_move
 
+OFFICE = "mcp__office"  # the tools kit's MCP server, as Codex names its namespace tool
 CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>")
 
 
@@ -61,6 +66,18 @@ def prompts(request: FakeRequest) -> list[str]:
     return [_text(i.get("content")) for i in _items(request) if _is_prompt(i)]
 
 
+def _mcp_text(output: str) -> str:
+    """An MCP tool's result as Codex hands it back (`Wall time: …\nOutput:\n[{"type": "text", "text": …}]`): its texts."""
+    head, sep, tail = output.partition("Output:\n")
+    if not sep or not head.startswith("Wall time:"):
+        return output
+    try:
+        content = json.loads(tail)
+    except ValueError:
+        return tail
+    return _text(content) if isinstance(content, list) else tail
+
+
 def outputs_since_prompt(request: FakeRequest) -> list[str]:
     """The tool outputs after the last user prompt, oldest first."""
     items = _items(request)
@@ -84,12 +101,37 @@ def shell(request: FakeRequest, command: str) -> Reply:
     raise RuntimeError(f"Codex offered no shell tool: {request.tools}")
 
 
+def namespace_tools(request: FakeRequest, namespace: str) -> set[str]:
+    """The functions nested in the request's `namespace` tool of that name (Codex's MCP server tools)."""
+    tools = request.body.get("tools") if isinstance(request.body, dict) else None
+    for tool in tools or []:
+        if isinstance(tool, dict) and tool.get("type") == "namespace" and tool.get("name") == namespace:
+            return {str(t.get("name")) for t in tool.get("tools") or [] if isinstance(t, dict)}
+    return set()
+
+
+def office_call(request: FakeRequest, said: list[str], results: list[str]) -> Reply | None:
+    """agent.tools/v1: the office's MCP tools, called as Codex offers them (functions of the `mcp__office` namespace)."""
+    offered = namespace_tools(request, OFFICE)
+    move = tools_kit_move(said[0], [_mcp_text(r) for r in results]) if offered else None
+    if move is None:
+        return None
+    if move.tool is None:
+        return Reply(text=move.answer)
+    if move.tool not in offered:
+        return Reply(text=f"The office offers no {move.tool} tool, only {sorted(offered)}.")
+    return Reply(tool_calls=[ToolCall(name=move.tool, namespace=OFFICE, arguments=move.arguments)])
+
+
 def respond(request: FakeRequest) -> Reply | None:
     said = prompts(request)
     if not said:
         return None
     last = said[-1]
     results = outputs_since_prompt(request)
+    office = office_call(request, said, results)
+    if office is not None:
+        return office
     answer = conversation_answer(said)  # agent.conversation/v1: remember, then recall
     if answer is not None:
         return Reply(text=answer)

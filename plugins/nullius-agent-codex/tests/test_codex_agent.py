@@ -142,6 +142,28 @@ def test_codex_proves_the_task_port(world):
     assert all(r.body["reasoning"]["effort"] == "medium" for r in fake.requests)  # the option's default
 
 
+def test_codex_proves_the_tools_port_through_its_mcp_namespace(world):
+    """Codex offers the office's MCP tools nested in one `mcp__office` namespace tool; the player calls them there."""
+    env, fake, _ = world
+    fake.clear()
+    rows, _ = conform(world, "--port", "agent.tools/v1")
+    row = rows["agent.tools/v1"]
+    job = job_of(world, row)
+    assert row["proven"] and row["passed"] == "2/2", row
+    assert row["model"] == MODEL and row["version"] == "0.16.0"
+    assert all(skill["ok"] for skill in row["skills"].values()), row["skills"]
+    offered = [t for r in fake.requests for t in r.body.get("tools", []) if t.get("name") == "mcp__office"]
+    assert offered and all(t["type"] == "namespace" for t in offered)
+    calls = [i for r in fake.requests for i in r.body.get("input", []) if i.get("type") == "function_call"]
+    assert calls and {c.get("namespace") for c in calls} == {"mcp__office"}
+    # the office's own log: Codex called its tools, and the answers are the tools' values, clean
+    for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
+        detail = score(job, check)["detail"]
+        assert detail["calls"] and score(job, check)["passed"], (check, detail)
+    one = score(job, "one-tool")["detail"]
+    assert one["found"] == one["expected"]
+
+
 def test_a_model_that_answers_wrongly_proves_nothing(world):
     env, fake, _ = world
     fake.use(f"{PLAYER}:respond_wrongly")
