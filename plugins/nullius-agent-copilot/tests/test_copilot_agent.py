@@ -12,14 +12,13 @@ token, as COPILOT_PROVIDER_API_KEY.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from nullius_agent_copilot import plugin
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_copilot.player"  # shipped in this distribution
@@ -34,21 +33,7 @@ SECONDS = 600  # the first run installs from the npm registry
 pytestmark = pytest.mark.slow
 
 
-def leftovers(root: Path) -> list[str]:
-    """Live processes whose command line or working folder lies under root."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-        except OSError:
-            continue
-        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
-            found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
-    return found
+leftovers = processes_under  # what a test's agents left running (nullius_core.testing)
 
 
 def files_holding(folder: Path, needle: bytes) -> list[str]:
