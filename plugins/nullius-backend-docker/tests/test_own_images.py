@@ -103,7 +103,10 @@ SCAN_TARGETS = ["127.0.0.1", *machine_addresses()]
 def box_player(request: FakeRequest) -> Reply:
     """A model that works in the box with the reference agent's run_command, leaving a process running; then scans for a way out."""
     if request.last_tool_result is None:
-        command = ("echo 42 > answer.txt; (setsid sleep 300 </dev/null >/dev/null 2>&1 &); ls /tests 2>&1; echo cwd=$(pwd); cat README.txt; "
+        # the leftover says "up" once it is in a session of its own: the tool kills its command's process group when the
+        # command ends, and a child that had not yet left it would die with it
+        command = ("echo 42 > answer.txt; (setsid sh -c 'echo up; exec sleep 300 >/dev/null 2>&1' </dev/null &) | head -n1; "
+                   "ls /tests 2>&1; echo cwd=$(pwd); cat README.txt; "
                    "touch \"$HOME/made-in-the-box\"; echo uid=$(id -u); "
                    # the task's limits (setup: memory_mb 512, cpus 1), as the box's cgroup holds them (v1, else v2)
                    "echo memory=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max); "
