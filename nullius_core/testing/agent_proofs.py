@@ -104,3 +104,45 @@ def workspace_kit_done(job: Path) -> None:
     fixed = json.loads((job / "fix-bug" / "verifier" / "score.json").read_text())["detail"]["expected"]
     charge = fixed.split("sum(prices) + ")[1].split(",")[0]
     assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
+
+
+def prove_ports(world: AgentWorld, ports: set[str], version: str, key: str, skills: set[str] = frozenset()) -> dict[str, dict]:
+    """`nullius conform` of `ports` with the player being served, and what every proof of a real agent must show.
+
+    Each port proven on this model and version, the tools kit's `skills`
+    shown, the workspace kit's files as asked, the chain's three calls in the
+    office's log, every model call of every trial sent as the model and
+    answered 200, the relay's `key` on every upstream request and in no file
+    of the jobs or the HOME, no process left. The rows by port, for the
+    agent's own checks.
+    """
+    world.fake.clear()
+    code, rows, stderr = world.conform(*(a for port in sorted(ports) for a in ("--port", port)))
+    assert code == 0, stderr
+    assert {p for p, r in rows.items() if r["proven"]} == ports, rows
+    assert all(rows[p]["model"] == world.model and rows[p]["version"] == version for p in ports)
+    if "agent.tools/v1" in ports:
+        assert {s for s, v in rows["agent.tools/v1"]["skills"].items() if v["ok"]} == skills, rows["agent.tools/v1"]
+        chain = world.jobs / rows["agent.tools/v1"]["job"] / "chain" / "verifier" / "mcp-calls.jsonl"
+        assert [json.loads(line)["tool"] for line in chain.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
+    if "agent.workspace/v1" in ports:
+        workspace_kit_done(world.jobs / rows["agent.workspace/v1"]["job"])
+    for trial, calls in trial_calls(world.jobs).items():
+        assert calls and all(c["model_sent"] == world.model and c["status"] == 200 for c in calls), (trial, calls)
+    requests = list(world.fake.requests)
+    assert requests and all(r.path == "/v1/chat/completions" and r.body["model"] == world.model for r in requests)
+    assert all(r.headers.get("authorization") == f"Bearer {key}" for r in requests)
+    assert files_holding(world.jobs, key.encode()) == [] and files_holding(world.root / "home", key.encode()) == []
+    assert processes_under(world.root) == []
+    assert world.offers() == ports
+    return rows
+
+
+def wrong_answers_prove_nothing(world: AgentWorld, wrong: str, right: str, port: str = "agent.tools/v1") -> None:
+    """A model that answers wrongly (the player's `respond_wrongly`) proves no port: the kit can fail."""
+    world.fake.use(wrong)
+    try:
+        code, rows, _ = world.conform("--port", port)
+    finally:
+        world.fake.use(right)
+    assert code == 1 and not rows[port]["proven"] and rows[port]["passed"].startswith("0/"), rows[port]

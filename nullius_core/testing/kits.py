@@ -9,7 +9,8 @@ fix-bug check. A script for an agent wraps it in that
 agent's API and tool names (the reference agent and Claude Code name the
 office's tools `mcp__office__<tool>`; `offered_tool` finds the name an agent
 gave one). `chat_turns(body)` reads a Chat Completions request as these need it, and
-`kit_reply(prompts, results, offered)` answers every kit but the workspace kit's, whose tools are each agent's own.
+`kit_reply(prompts, results, offered)` answers every kit but the workspace kit's, whose tools are each agent's own:
+`workspace_reply(folder, prompt, results, ...)` plays that one with the agent's file tools, given as functions.
 """
 
 from __future__ import annotations
@@ -169,3 +170,34 @@ def kit_reply(prompts: list[str], results: list[str], offered: Iterable[str]) ->
     if file_to_write(last) or ("ledger.py" in last and "README.md" in last):  # agent.workspace/v1
         return None
     return Reply(text=task_word(last) or SIDE_TEXT)  # agent.task/v1
+
+
+def workspace_reply(
+    folder: str,
+    prompt: str,
+    results: list[str],
+    *,
+    write: Callable[[str, str], ToolCall],
+    read: Callable[[str], ToolCall],
+    edit: Callable[[str, str, str], ToolCall],
+    mkdir: Callable[[str], ToolCall] | None = None,
+) -> Reply:
+    """The workspace kit's next move in `folder` (the session's cwd, absolute) through an agent's own file tools.
+
+    write-file: `mkdir(folder)` first for an agent whose write makes no
+    folders, then `write(path, text)`; fix-bug: `read(README.md)`,
+    `read(ledger.py)`, then `edit(ledger.py, old, new)`. Then a short text.
+    """
+    wanted = file_to_write(prompt)
+    if wanted:
+        path = f"{folder}/{wanted[0]}"
+        steps = ([mkdir(path.rsplit("/", 1)[0])] if mkdir else []) + [write(path, wanted[1] + "\n")]
+        return Reply(tool_calls=[steps[len(results)]]) if len(results) < len(steps) else Reply(text="The file is written.")
+    if len(results) < 2:
+        return Reply(tool_calls=[read(f"{folder}/{'README.md' if not results else 'ledger.py'}")])
+    if len(results) == 2:
+        found = fix_bug_edit(results[0], results[1])
+        if found is None:
+            return Reply(text="I could not find the charge in README.md or the sum in ledger.py.")
+        return Reply(tool_calls=[edit(f"{folder}/ledger.py", *found)])
+    return Reply(text="Fixed the handling charge in ledger.py.")

@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import chat_turns, file_to_write, fix_bug_edit, kit_reply
+from nullius_core.testing.kits import chat_turns, kit_reply, workspace_reply
 
 WORKING_DIRECTORY = re.compile(r"The current working directory is `([^`]+)`")
 LINE_NUMBER = re.compile(r"^ *\d+\t", re.M)  # ReadFile numbers each line: `     5\t33. An empty list ...`
@@ -38,28 +38,8 @@ def _unnumbered(result: str) -> str:
     return LINE_NUMBER.sub("", result)
 
 
-def _call(name: str, **arguments: Any) -> Reply:
-    return Reply(tool_calls=[ToolCall(name=name, arguments=arguments)])
-
-
-def _write_file(folder: str, wanted: tuple[str, str], results: list[str]) -> Reply:
-    path = f"{folder}/{wanted[0]}"
-    if len(results) == 0:
-        return _call("Shell", command=f"mkdir -p {path.rsplit('/', 1)[0]}")
-    if len(results) == 1:
-        return _call("WriteFile", path=path, content=wanted[1] + "\n")
-    return Reply(text="The file is written.")
-
-
-def _fix_bug(folder: str, results: list[str]) -> Reply:
-    if len(results) < 2:
-        return _call("ReadFile", path=f"{folder}/{'README.md' if not results else 'ledger.py'}")
-    if len(results) == 2:
-        edit = fix_bug_edit(results[0], results[1])
-        if edit is None:
-            return Reply(text="I could not find the charge in README.md or the sum in ledger.py.")
-        return _call("StrReplaceFile", path=f"{folder}/ledger.py", edit={"old": edit[0], "new": edit[1]})
-    return Reply(text="Fixed the handling charge in ledger.py.")
+def _call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(name=name, arguments=arguments)
 
 
 def respond(request: FakeRequest) -> Reply | None:
@@ -70,8 +50,13 @@ def respond(request: FakeRequest) -> Reply | None:
     home = WORKING_DIRECTORY.search(system)  # agent.workspace/v1
     if home is None:
         return Reply(text="I cannot tell the working directory.")
-    wanted = file_to_write(prompts[-1])
-    return _write_file(home.group(1), wanted, results) if wanted else _fix_bug(home.group(1), results)
+    return workspace_reply(
+        home.group(1), prompts[-1], results,
+        mkdir=lambda folder: _call("Shell", command=f"mkdir -p {folder}"),
+        write=lambda path, text: _call("WriteFile", path=path, content=text),
+        read=lambda path: _call("ReadFile", path=path),
+        edit=lambda path, old, new: _call("StrReplaceFile", path=path, edit={"old": old, "new": new}),
+    )
 
 
 def respond_wrongly(request: FakeRequest) -> Reply | None:

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import chat_turns, file_to_write, fix_bug_edit, kit_reply, tools_kit_move
+from nullius_core.testing.kits import chat_turns, kit_reply, tools_kit_move, workspace_reply
 
 
 OFFICE_TOOLS = ("dispatch_passphrase", "rate_quote", "locate_parcel", "shift_lead", "radio_call_sign", "customs_declaration",
@@ -45,8 +45,8 @@ def _result(text: str) -> str:
     return found["content"] if isinstance(found, dict) and isinstance(found.get("content"), str) else text
 
 
-def _call(name: str, **arguments: Any) -> Reply:
-    return Reply(tool_calls=[ToolCall(name=name, arguments=arguments)])
+def _call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(name=name, arguments=arguments)
 
 
 def _office(prompts: list[str], results: list[str]) -> Reply | None:
@@ -56,28 +56,14 @@ def _office(prompts: list[str], results: list[str]) -> Reply | None:
     if move is None:
         return None
     if not results:
-        return _call("search_tool_functions", mode="best_match", query=move.tool.replace("_", " "))
+        return Reply(tool_calls=[_call("search_tool_functions", mode="best_match", query=move.tool.replace("_", " "))])
     group = re.search(r"([\w-]+)\.(?:" + "|".join(OFFICE_TOOLS) + r")\b", results[0])
     if group is None:
         return Reply(text="search_tool_functions found none of the office's tools.")
     if move.tool is None:
         return Reply(text=move.answer)
     code = f"async function main() {{\n  return await tools.{group.group(1)}.{move.tool}({json.dumps(move.arguments)});\n}}"
-    return _call("run_typescript", code=code)
-
-
-def _workspace(folder: str, last: str, results: list[str]) -> Reply:
-    wanted = file_to_write(last)
-    if wanted:
-        return _call("write_file", path=f"{folder}/{wanted[0]}", content=wanted[1] + "\n") if not results else Reply(text="The file is written.")
-    if len(results) < 2:
-        return _call("read_file", path=f"{folder}/{'README.md' if not results else 'ledger.py'}")
-    if len(results) == 2:
-        edit = fix_bug_edit(results[0], results[1])
-        if edit is None:
-            return Reply(text="I could not find the charge in README.md or the sum in ledger.py.")
-        return _call("edit", file_path=f"{folder}/ledger.py", old_string=edit[0], new_string=edit[1])
-    return Reply(text="Fixed the handling charge in ledger.py.")
+    return Reply(tool_calls=[_call("run_typescript", code=code)])
 
 
 def respond(request: FakeRequest) -> Reply | None:
@@ -90,7 +76,14 @@ def respond(request: FakeRequest) -> Reply | None:
     if reply is not None:
         return reply
     home = re.search(r"Absolute path: (\S+)", system)  # agent.workspace/v1
-    return _workspace(home.group(1), prompts[-1], results) if home else Reply(text="I cannot tell the working directory.")
+    if home is None:
+        return Reply(text="I cannot tell the working directory.")
+    return workspace_reply(  # write_file makes the folders it needs
+        home.group(1), prompts[-1], results,
+        write=lambda path, text: _call("write_file", path=path, content=text),
+        read=lambda path: _call("read_file", path=path),
+        edit=lambda path, old, new: _call("edit", file_path=path, old_string=old, new_string=new),
+    )
 
 
 def respond_wrongly(request: FakeRequest) -> Reply | None:

@@ -17,8 +17,7 @@ import json
 import pytest
 
 from nullius_agent_vibe import plugin
-from nullius_core.testing import processes_under
-from nullius_core.testing.agent_proofs import agent_world, called_tools, files_holding, offered_tools, trial_calls, workspace_kit_done
+from nullius_core.testing.agent_proofs import agent_world, called_tools, offered_tools, prove_ports
 
 PLAYER = "nullius_agent_vibe.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "vibe" / "agent.json").read_text())
@@ -41,25 +40,9 @@ def world(tmp_path_factory, nullius_installs):
 
 def test_vibe_proves_every_port_and_every_skill(world):
     world.fake.use(f"{PLAYER}:respond")
-    world.fake.clear()
-    code, rows, stderr = world.conform(*(a for port in sorted(PORTS) for a in ("--port", port)))
-    assert code == 0, stderr
-    assert {p for p, r in rows.items() if r["proven"]} == PORTS, rows
-    assert all(rows[p]["model"] == MODEL and rows[p]["version"] == VERSION for p in PORTS)
-    assert {s for s, v in rows["agent.tools/v1"]["skills"].items() if v["ok"]} == SKILLS, rows["agent.tools/v1"]
-
-    workspace_kit_done(world.jobs / rows["agent.workspace/v1"]["job"])
-    chain = world.jobs / rows["agent.tools/v1"]["job"] / "chain" / "verifier" / "mcp-calls.jsonl"
-    assert [json.loads(line)["tool"] for line in chain.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
-    for trial, calls in trial_calls(world.jobs).items():
-        assert calls and all(c["model_sent"] == MODEL and c["status"] == 200 for c in calls), (trial, calls)
-    requests = list(world.fake.requests)
-    assert requests and all(r.path == "/v1/chat/completions" and r.body["model"] == MODEL for r in requests)
+    prove_ports(world, PORTS, VERSION, KEY, SKILLS)
     # the office's tools are never offered by name: only through search_tool_functions and run_typescript
+    requests = list(world.fake.requests)
     assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= offered_tools(requests)
     assert not any(name.endswith("locate_parcel") for name in offered_tools(requests))
     assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= called_tools(requests)
-    assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in requests)
-    assert files_holding(world.jobs, KEY.encode()) == [] and files_holding(world.root / "home", KEY.encode()) == []
-    assert processes_under(world.root) == []
-    assert world.offers() == PORTS
