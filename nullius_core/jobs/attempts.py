@@ -21,17 +21,9 @@ from collections import defaultdict
 from typing import Any
 
 from nullius_core.failures import in_mean
+from nullius_core.jobs.stats import reward_of, rewards_of, unit_of
 
 RULE = "any"  # a part is solved when any of the unit's attempts solved it
-
-
-def _unit(trial: dict[str, Any]) -> str:
-    return str((trial.get("standard") or {}).get("unit") or trial["task_name"])
-
-
-def _reward(trial: dict[str, Any]) -> float:
-    rewards = (trial.get("verifier_result") or {}).get("rewards")
-    return float(next(iter(rewards.values()))) if rewards else 0.0
 
 
 def _parts(trial: dict[str, Any]) -> tuple[list[float] | None, float | None]:
@@ -39,7 +31,7 @@ def _parts(trial: dict[str, Any]) -> tuple[list[float] | None, float | None]:
     parts = (trial.get("standard") or {}).get("parts")
     if not isinstance(parts, dict) or not isinstance(parts.get("parts"), list):
         return None, None
-    if (trial.get("verifier_result") or {}).get("rewards") is None:
+    if rewards_of(trial) is None:
         return None, None  # unscored: its parts are not a score
     rewards = [float(p["reward"]) if isinstance(p, dict) and isinstance(p.get("reward"), (int, float)) else 0.0 for p in parts["parts"]]
     n = parts.get("n")
@@ -66,7 +58,7 @@ def combine_unit(attempts: list[dict[str, Any]], kind: str) -> dict[str, Any]:
         out["parts"] = best
         passed = all(b >= 1.0 for b in best) or any((t.get("standard") or {}).get("passed") is True for t in attempts)
     else:
-        out["reward"] = max((_reward(t) for t in attempts), default=0.0)
+        out["reward"] = max((reward_of(t) for t in attempts), default=0.0)
         passed = any((t.get("standard") or {}).get("passed") is True for t in attempts)
     if kind == "pass":
         out["passed"] = passed
@@ -77,7 +69,7 @@ def combined(trials: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
     """The job's `standard.attempts`; None unless some unit has two or more attempts in the mean."""
     by_unit: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for trial in filter(in_mean, trials):
-        by_unit[_unit(trial)].append(trial)
+        by_unit[unit_of(trial)].append(trial)
     if not by_unit or max(len(group) for group in by_unit.values()) < 2:
         return None
     units = {unit: combine_unit(group, kind) for unit, group in sorted(by_unit.items())}

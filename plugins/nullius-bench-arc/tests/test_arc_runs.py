@@ -108,16 +108,19 @@ def test_two_attempts_both_ways_combine_as_arcs_rules_say(world, fake_model):
     tasks = json.loads(data.read_text())["eval"]
     tests, trial_rewards, combined = expected()
     assert [len(t["test"]) for t in list(tasks.values())[:5]] == tests
+    twice = {"task": ["--repeat", "2"], "workspace": ["--like-leaderboard"]}  # the leaderboard's repeat is ARC's two attempts
     for way in ("task", "workspace"):
         player = Player(tasks)
         fake_model.use(player)
         name = f"reference-{way}"
         done = run_cli(["run", "arc-agi", "reference", "--model", "fake", "--provider", "openai-compatible", "--base-url",
-                        fake_model.openai_base_url, "--unsandboxed", "--dataset", DATASET, "--limit", "5", "--repeat", "2",
-                        "-j", "2", "--bench-option", f"answer={way}", "--job-name", name], env)
+                        fake_model.openai_base_url, "--unsandboxed", "--dataset", DATASET, "--limit", "5",
+                        *twice[way], "-j", "2", "--bench-option", f"answer={way}", "--job-name", name], env)
         assert done.code == 0, done.output
         job = jobs / name
-        assert json.loads((job / "config.json").read_text())["standard"]["options"] == {"answer": way}  # the way, recorded
+        config = json.loads((job / "config.json").read_text())["standard"]
+        assert config["options"] == {"answer": way} and config["repeat"] == 2  # the way, recorded
+        assert config["like_leaderboard"] is (way == "workspace")
         assert player.seen == dict.fromkeys(player.units, 2)  # every task answered in two conversations
         trials = _trials(job)
         assert len(trials) == 10 and {t.get("exception_info") for t in trials.values()} == {None}
