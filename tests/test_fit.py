@@ -94,3 +94,24 @@ def test_families_do_not_mix():
     assert fit(memory, cap.resolve("m"), PORTS).ok
     task = bench(["agent.task/v1"])
     assert fit(task, cap.resolve("m"), PORTS).reasons == ("a capability cannot run an agent benchmark",)
+
+
+def test_an_option_value_with_its_own_ports_needs_them_instead():
+    """`options.NAME.needs.VALUE.ports`: a run with that value needs those ports, not `needs`; a bad declaration is refused."""
+    import pytest
+
+    from nullius_core.definitions import DefinitionError
+
+    def with_option(ports):
+        return structure({"needs": ["agent.task/v1"], "datasets": {"t": {"units": 1}}, "kit": {"port": "agent.task/v1", "basic": ["x"]},
+                          "options": {"answer": {"summary": "s", "values": ["task", "workspace"], "default": "task",
+                                                 "needs": {"workspace": {"ports": ports}}}}}, Standard).resolve("b")
+
+    b = with_option(["agent.tools/v1"])
+    task_only = agent({"agent.task/v1": {"passed": "3/3"}}).resolve("a")
+    assert fit(b, task_only, PORTS).ok and fit(b, task_only, PORTS, {"answer": "task"}).ok
+    assert fit(b, task_only, PORTS, {"answer": "workspace"}).reasons == ("missing port agent.tools/v1",)
+    for bad, says in (([], "expected a non-empty list of port names"), (["cap.memory/v1"], "expected a port of the agent family")):
+        with pytest.raises(DefinitionError) as caught:
+            with_option(bad)
+        assert "$.options.answer.needs.workspace.ports" in caught.value.render() and says in caught.value.render()

@@ -68,7 +68,7 @@ def prepare_agent(
         names = ", ".join(definition.version_names()) or "none: it has no versions"
         raise refused(f"{key!r} has no version {version!r} (versions: {names})") from None
     if spec.kit is None:
-        result = fit(bench, resolved, {p.name: p for p in session.ports})
+        result = fit(bench, resolved, {p.name: p for p in session.ports}, spec.bench_options)
         if not result.ok:
             raise refused(f"{resolved.ref} cannot run {bench.ref}: {'; '.join(result.reasons)}")
     if resolved.family == "capability":
