@@ -98,7 +98,8 @@ class ChatPlayer:
 
     - agent.task/v1: the word, alone.
     - agent.workspace/v1: `files` turns each move of `workspace_kit_move` into the agent's tool call, in the
-      working directory `cwd` finds in the system or user text (its group 1).
+      working directory `cwd` finds in the system or user text (its group 1), reading the files' text from
+      the tool results with `numbered` (the agent's line numbers) taken out.
     - agent.conversation/v1: acknowledges the code word, then recalls it.
     - agent.tools/v1: `office` (such as `direct_office("mcp__office__")`) calls the office's tools as the agent
       offers them.
@@ -109,6 +110,7 @@ class ChatPlayer:
     files: Callable[[FileMove], Reply]
     office: Office
     framing: re.Pattern[str] | None = None
+    numbered: re.Pattern[str] | None = None
     side_text: str = "Nullius kit"
 
     def respond(self, request: FakeRequest) -> Reply | None:
@@ -123,7 +125,8 @@ class ChatPlayer:
             return Reply(text=said)
         last = read.prompts[-1]
         folder = self.cwd.search(read.context)
-        step = workspace_kit_move(last, folder.group(1) if folder else "", read.results)
+        texts = [self.numbered.sub("", r) for r in read.results] if self.numbered else read.results
+        step = workspace_kit_move(last, folder.group(1) if folder else "", texts)
         if step is not None:
             if folder is None:
                 return Reply(text="I cannot tell the working directory.")

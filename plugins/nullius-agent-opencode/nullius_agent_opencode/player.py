@@ -8,7 +8,9 @@ Completions requests. This script reads them as a model would and answers
 - agent.workspace/v1, write-file: `write` (`filePath`, absolute, under the
   working directory; `content`), then a short text.
 - agent.workspace/v1, fix-bug: `read` README.md, `read` ledger.py (OpenCode
-  refuses to edit a file it has not read), then an `edit` of ledger.py
+  refuses to edit a file it has not read; it numbers the lines it gives,
+  `5: 95. ...`, and the numbers are taken out before reading them), then
+  an `edit` of ledger.py
   (`filePath`, `oldString`, `newString`) putting README's charge in place of
   the wrong one, then a short text.
 - agent.conversation/v1: acknowledges the code word, then recalls it.
@@ -42,6 +44,11 @@ def files(move: FileMove) -> Reply:
     return call("edit", filePath=move.path, oldString=move.old, newString=move.text)
 
 
-PLAYER = ChatPlayer(cwd=re.compile(r"Working directory: (\S+)"), files=files, office=direct_office("office_"))
+PLAYER = ChatPlayer(
+    cwd=re.compile(r"Working directory: (\S+)"),
+    files=files,
+    office=direct_office("office_"),
+    numbered=re.compile(r"^\d+: ", re.M),  # `read` numbers each line: `5: 95. An empty list ...`
+)
 respond = PLAYER.respond
 respond_wrongly = refuse
