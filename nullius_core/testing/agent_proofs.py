@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,42 @@ class AgentWorld:
         result = self.cli(["conform", self.agent, "--unsandboxed", "--json", *args])
         assert result.stdout.strip(), result.output[-3000:]
         return result.code, {row["port"]: row for row in json.loads(result.stdout)}, result.stderr
+
+    def prove(self, ports: set[str], version: str) -> dict[str, dict[str, Any]]:
+        """One `nullius conform` of every port: exactly `ports` proven on `version`, against this model, with every
+        skill shown, and the kits' work really done (`assert_kits_done`). Its rows by port."""
+        started = time.monotonic()
+        code, rows, stderr = self.conform()
+        print(f"conform of every port of {self.agent} took {time.monotonic() - started:.0f} s")
+        assert code == 0, stderr[-3000:]
+        assert {p for p, r in rows.items() if r["proven"]} == ports, rows
+        assert rows["agent.browser/v1"]["skipped"] == "the port has no kit yet"
+        assert all(rows[p]["model"] == self.model and rows[p]["version"] == version for p in ports)
+        assert all(skill["ok"] for skill in rows["agent.tools/v1"]["skills"].values()), rows["agent.tools/v1"]
+        self.assert_kits_done(rows)
+        listed = json.loads(run_cli(["list", "--json"], self.env).stdout)
+        assert set(next(a for a in listed["agents"] if a["ref"] == self.agent)["offers"]) == ports
+        return rows
+
+    def assert_kits_done(self, rows: dict[str, dict[str, Any]]) -> None:
+        """The workspace kit's files are really there, and the office's own log shows each tools check's calls."""
+        job = self.jobs / rows["agent.workspace/v1"]["job"]
+        written = score(job, "write-file")["detail"]
+        assert (job / "write-file" / ".work" / "workspace" / written["path"]).read_text() == written["expected"] + "\n"
+        charge = score(job, "fix-bug")["detail"]["expected"].split("sum(prices) + ")[1].split(",")[0]
+        assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
+        tools = self.jobs / rows["agent.tools/v1"]["job"]
+        for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
+            assert score(tools, check)["passed"] and score(tools, check)["detail"]["calls"], check
+
+    def assert_wrong_model_proves_nothing(self, wrong: str, right: str) -> None:
+        """With the player `wrong` (a refusal to everything), the workspace kit fails whole; then `right` again."""
+        self.fake.use(wrong)
+        try:
+            code, rows, _ = self.conform("--port", "agent.workspace/v1")
+        finally:
+            self.fake.use(right)
+        assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2", rows
 
     def assert_clean(self, trials: Iterable[Path]) -> None:
         """Every trial asked the model through the relay as the run's model; the key is in no file; nothing runs on."""

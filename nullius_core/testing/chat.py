@@ -93,6 +93,26 @@ def direct_office(prefix: str) -> Office:
 
 
 @attrs.frozen
+class FileTools:
+    """An agent's file tools, by name and argument names: `files` of a ChatPlayer (the workspace kit's moves)."""
+
+    write: str
+    read: str
+    edit: str
+    path: str  # each tool's absolute path argument
+    content: str  # write's
+    old: str  # edit's text replaced
+    new: str  # edit's new text
+
+    def __call__(self, move: FileMove) -> Reply:
+        if move.action == "write":
+            return call(self.write, **{self.path: move.path, self.content: move.text})
+        if move.action == "read":
+            return call(self.read, **{self.path: move.path})
+        return call(self.edit, **{self.path: move.path, self.old: move.old, self.new: move.text})
+
+
+@attrs.frozen
 class ChatPlayer:
     """A capable model playing the agent kits over Chat Completions, through one agent's own tools.
 

@@ -31,22 +31,11 @@ from __future__ import annotations
 
 import re
 
-from nullius_core.testing.chat import ChatPlayer, call, direct_office, refuse
-from nullius_core.testing.fake_model import Reply
-from nullius_core.testing.kits import FileMove
-
-
-def files(move: FileMove) -> Reply:
-    if move.action == "write":
-        return call("write", filePath=move.path, content=move.text)
-    if move.action == "read":
-        return call("read", filePath=move.path)
-    return call("edit", filePath=move.path, oldString=move.old, newString=move.text)
-
+from nullius_core.testing.chat import ChatPlayer, FileTools, direct_office, refuse
 
 PLAYER = ChatPlayer(
     cwd=re.compile(r"Working directory: (\S+)"),
-    files=files,
+    files=FileTools("write", "read", "edit", path="filePath", content="content", old="oldString", new="newString"),
     office=direct_office("office_"),
     numbered=re.compile(r"^\d+: ", re.M),  # `read` numbers each line: `5: 95. An empty list ...`
 )

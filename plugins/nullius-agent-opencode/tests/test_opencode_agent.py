@@ -13,14 +13,13 @@ NULLIUS_KEY, which its config names as the custom provider's key.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from nullius_agent_opencode import plugin
 from nullius_core.testing import run_cli
-from nullius_core.testing.agent_proofs import agent_world, score
+from nullius_core.testing.agent_proofs import agent_world
 from nullius_core.testing.chat import read_chat
 
 PLAYER = "nullius_agent_opencode.player"  # shipped in this distribution
@@ -59,22 +58,7 @@ def test_the_definition_and_the_catalogue(world):
 def test_opencode_proves_every_agent_port_in_one_conform_run(world):
     world.fake.use(f"{PLAYER}:respond")
     world.fake.clear()
-    started = time.monotonic()
-    code, rows, stderr = world.conform()
-    print(f"conform of the four ports took {time.monotonic() - started:.0f} s")
-    assert code == 0, stderr[-3000:]
-    assert {p for p, r in rows.items() if r["proven"]} == PORTS, rows
-    assert all(rows[p]["model"] == MODEL and rows[p]["version"] == VERSION for p in PORTS)
-    assert all(skill["ok"] for skill in rows["agent.tools/v1"]["skills"].values()), rows["agent.tools/v1"]
-
-    job = world.jobs / rows["agent.workspace/v1"]["job"]
-    written = score(job, "write-file")["detail"]
-    assert (job / "write-file" / ".work" / "workspace" / written["path"]).read_text() == written["expected"] + "\n"
-    charge = score(job, "fix-bug")["detail"]["expected"].split("sum(prices) + ")[1].split(",")[0]
-    assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
-    tools = world.jobs / rows["agent.tools/v1"]["job"]
-    for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
-        assert score(tools, check)["passed"] and score(tools, check)["detail"]["calls"], check
+    world.prove(PORTS, VERSION)
 
     # what OpenCode sent: Chat Completions, streamed; its own tools and the office's as office_<tool>, directly
     requests = list(world.fake.requests)
@@ -87,17 +71,10 @@ def test_opencode_proves_every_agent_port_in_one_conform_run(world):
         assert not (home / ".npm").exists()  # no npm run for its config folder's plugin package: see the README
         assert json.loads((trial / "result.json").read_text())["standard"]["agent"]["info"]["name"] == "OpenCode"
     world.assert_clean(trials)
-    listed = json.loads(run_cli(["list", "--json"], world.env).stdout)
-    assert set(next(a for a in listed["agents"] if a["ref"] == "opencode")["offers"]) == PORTS
 
 
 def test_a_model_that_answers_wrongly_proves_nothing(world):
-    world.fake.use(f"{PLAYER}:respond_wrongly")
-    try:
-        code, rows, _ = world.conform("--port", "agent.workspace/v1")
-    finally:
-        world.fake.use(f"{PLAYER}:respond")
-    assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2"
+    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])

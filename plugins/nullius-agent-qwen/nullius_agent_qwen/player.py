@@ -33,19 +33,11 @@ from __future__ import annotations
 
 import re
 
-from nullius_core.testing.chat import ChatPlayer, ChatRead, call, refuse
+from nullius_core.testing.chat import ChatPlayer, ChatRead, FileTools, call, refuse
 from nullius_core.testing.fake_model import FakeRequest, Reply
-from nullius_core.testing.kits import FileMove, tools_kit_move
+from nullius_core.testing.kits import tools_kit_move
 
 OFFICE = "mcp__office__"  # Qwen Code names an MCP server's tool mcp__<server>__<tool>
-
-
-def files(move: FileMove) -> Reply:
-    if move.action == "write":
-        return call("write_file", file_path=move.path, content=move.text)
-    if move.action == "read":
-        return call("read_file", file_path=move.path)
-    return call("edit", file_path=move.path, old_string=move.old, new_string=move.text)
 
 
 def office(request: FakeRequest, read: ChatRead) -> Reply | None:
@@ -66,7 +58,7 @@ def office(request: FakeRequest, read: ChatRead) -> Reply | None:
 
 PLAYER = ChatPlayer(
     cwd=re.compile(r"I'm currently working in the directory: (\S+)"),
-    files=files,
+    files=FileTools("write_file", "read_file", "edit", path="file_path", content="content", old="old_string", new="new_string"),
     office=office,
     framing=re.compile(r"<system-reminder>.*?</system-reminder>", re.S),
 )

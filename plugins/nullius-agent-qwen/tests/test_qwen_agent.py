@@ -12,14 +12,13 @@ keeps it in the relay: Qwen Code sees only its route's token, as OPENAI_API_KEY.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from nullius_agent_qwen import plugin
 from nullius_core.testing import run_cli
-from nullius_core.testing.agent_proofs import agent_world, score
+from nullius_core.testing.agent_proofs import agent_world
 from nullius_core.testing.chat import read_chat
 
 PLAYER = "nullius_agent_qwen.player"  # shipped in this distribution
@@ -59,25 +58,7 @@ def test_the_definition_and_the_catalogue(world):
 def test_qwen_proves_every_agent_port_in_one_conform_run(world):
     world.fake.use(f"{PLAYER}:respond")
     world.fake.clear()
-    started = time.monotonic()
-    code, rows, stderr = world.conform()
-    print(f"conform of the four ports took {time.monotonic() - started:.0f} s")
-    assert code == 0, stderr[-3000:]
-    assert {p for p, r in rows.items() if r["proven"]} == PORTS, rows
-    assert rows["agent.browser/v1"]["skipped"] == "the port has no kit yet"
-    assert all(rows[p]["model"] == MODEL and rows[p]["version"] == VERSION for p in PORTS)
-    assert all(skill["ok"] for skill in rows["agent.tools/v1"]["skills"].values()), rows["agent.tools/v1"]
-
-    job = world.jobs / rows["agent.workspace/v1"]["job"]
-    written = score(job, "write-file")["detail"]
-    assert (job / "write-file" / ".work" / "workspace" / written["path"]).read_text() == written["expected"] + "\n"
-    charge = score(job, "fix-bug")["detail"]["expected"].split("sum(prices) + ")[1].split(",")[0]
-    assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
-
-    # the office's own log: its tools were called, through Qwen Code's tool_call bridge, and answered
-    tools = world.jobs / rows["agent.tools/v1"]["job"]
-    for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
-        assert score(tools, check)["passed"] and score(tools, check)["detail"]["calls"], check
+    world.prove(PORTS, VERSION)
     reads = [read_chat(r.body) for r in world.fake.requests]
     first = next(r for r in reads if r.prompts and "dispatch passphrase" in r.prompts[-1])
     assert first.results == [] and "mcp__office__dispatch_passphrase" in first.context  # listed from the first request
@@ -89,17 +70,10 @@ def test_qwen_proves_every_agent_port_in_one_conform_run(world):
     trials = [p.parent for p in world.jobs.glob("*/*/result.json")]
     assert {json.loads((t / "result.json").read_text())["standard"]["agent"]["info"]["name"] for t in trials} == {"qwen-code"}
     world.assert_clean(trials)
-    listed = json.loads(run_cli(["list", "--json"], world.env).stdout)
-    assert set(next(a for a in listed["agents"] if a["ref"] == "qwen")["offers"]) == PORTS
 
 
 def test_a_model_that_answers_wrongly_proves_nothing(world):
-    world.fake.use(f"{PLAYER}:respond_wrongly")
-    try:
-        code, rows, _ = world.conform("--port", "agent.workspace/v1")
-    finally:
-        world.fake.use(f"{PLAYER}:respond")
-    assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2"
+    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
