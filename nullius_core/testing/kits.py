@@ -4,8 +4,10 @@
 office tools' results so far and says the next move: a call of one of the
 office's tools, or the final answer. `conversation_answer(prompts)` answers
 the conversation kit's two turns (remember a code word, then say it), and
-`file_to_write(prompt)` reads the workspace kit's write-file check. A script for an agent wraps it in that
-agent's API and tool names (the reference agent and Claude Code name the
+`file_to_write(prompt)` reads the workspace kit's write-file check, and
+`workspace_kit_move(prompt, folder, results)` plays both of its checks with
+three file actions (write, read, edit). A script for an agent wraps them in
+that agent's API and tool names (the reference agent and Claude Code name the
 office's tools `mcp__office__<tool>`).
 """
 
@@ -88,3 +90,35 @@ def task_word(prompt: str) -> str | None:
         if found:
             return found.group(1)
     return None
+
+
+@attrs.frozen
+class FileMove:
+    """A move in the workspace kit: `write` (path, text), `read` (path), `edit` (path, old, text), or the last reply."""
+
+    action: str | None = None  # "write", "read", "edit"; None: reply `answer` and end the turn
+    path: str = ""  # absolute: the folder given, then the kit's file
+    text: str = ""  # write: the file's content; edit: the new text
+    old: str = ""  # edit: the text it replaces
+    answer: str | None = None
+
+
+def workspace_kit_move(prompt: str, folder: str, results: list[str]) -> FileMove | None:
+    """The next move in the workspace kit's checks (write-file, fix-bug), in the folder the agent works in, after
+    these tool results since the prompt; None when `prompt` is neither check's."""
+    wanted = file_to_write(prompt)
+    if wanted:
+        if not results:
+            return FileMove("write", f"{folder}/{wanted[0]}", text=wanted[1] + "\n")
+        return FileMove(answer="The file is written.")
+    if "ledger.py" not in prompt or "README.md" not in prompt:
+        return None
+    if len(results) < 2:
+        return FileMove("read", f"{folder}/{('README.md', 'ledger.py')[len(results)]}")
+    if len(results) > 2:
+        return FileMove(answer="Fixed the handling charge in ledger.py.")
+    charge = re.search(r"handling charge of\s+(\d+)", results[0])
+    wrong = re.search(r"return sum\(prices\) \+ \d+", results[1])
+    if not (charge and wrong):
+        return FileMove(answer="I could not find the charge in README.md or the sum in ledger.py.")
+    return FileMove("edit", f"{folder}/ledger.py", text=f"return sum(prices) + {charge.group(1)}", old=wrong.group(0))
