@@ -14,9 +14,9 @@ Without `alt=sse` a stream is one JSON array of the same chunks.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from nullius_core.testing.fake_model.runner import arguments_value
 from nullius_core.testing.fake_model.script import InBandError
 from nullius_core.testing.fake_model.wire import Ctx, data_line, pieces
 
@@ -44,18 +44,9 @@ def usage(c: Ctx) -> dict[str, Any]:
     return out
 
 
-def _args(tc: Any) -> Any:
-    if tc.arguments_json is None:
-        return tc.arguments
-    try:
-        return json.loads(tc.arguments_json)
-    except ValueError:
-        return tc.arguments_json
-
-
 def _call_part(c: Ctx, i: int) -> dict[str, Any]:
     tc = c.reply.tool_calls[i]
-    return {"functionCall": {"id": tc.id or f"call_fake{c.n}_{i}", "name": tc.name, "args": _args(tc)}}
+    return {"functionCall": {"id": tc.id or f"call_fake{c.n}_{i}", "name": tc.name, "args": arguments_value(tc)}}
 
 
 def _response(c: Ctx, parts: list[dict[str, Any]], last: bool) -> dict[str, Any]:

@@ -144,6 +144,17 @@ def arguments_text(call: Any) -> str:
     return json.dumps(call.arguments, separators=(",", ":"), ensure_ascii=False)
 
 
+def arguments_value(call: Any) -> Any:
+    """The arguments as an object, for the shapes that send them so (Messages' `input`, Gemini's `args`):
+    `arguments_json` parsed, or as text when it is not JSON."""
+    if call.arguments_json is None:
+        return call.arguments
+    try:
+        return json.loads(call.arguments_json)
+    except ValueError:
+        return call.arguments_json
+
+
 def counts_for(reply: Reply, body: Any) -> Counts:
     u = reply.usage
     cached = (u.cached_tokens if u else None) or 0
