@@ -2,7 +2,8 @@
 
 Called with raw aiohttp requests of the exact wire shape Gemini CLI sends
 (`@google/genai`: POST /v1beta/models/{model}:streamGenerateContent?alt=sse,
-the key in x-goog-api-key), so what is checked is the bytes on the wire.
+the key in x-goog-api-key), so what is checked is the bytes on the wire; and
+through Google's own Python SDK (google-genai), which must read what comes back.
 """
 
 from __future__ import annotations
@@ -93,5 +94,41 @@ def test_gemini_callers_need_their_token_and_errors_pass_as_google_sends_them(fa
         records = relay.records()
         assert records[-2]["status"] == 429
         assert records[-1]["error"] == {"code": 500, "type": "INTERNAL", "message": "overloaded"}, records[-1]
+    finally:
+        relay.close()
+
+
+def test_googles_genai_sdk_reads_the_relayed_fake_model(fake_model, nullius_env, tmp_path):
+    """The real google-genai SDK, pointed at the route as Gemini CLI's @google/genai is: text, a function call, a stream, a count."""
+    from google import genai
+    from google.genai import types
+
+    relay = _relay(fake_model, nullius_env, tmp_path)
+    try:
+        fake_model.use({"rules": [
+            {"when": {"after_tool_result": "sunny"}, "reply": {"text": "It is sunny.", "usage": USAGE}},
+            {"when": {"tool": "get_weather"}, "reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}},
+        ], "default": {"text": "the reply", "chunk": 4}})
+        client = genai.Client(api_key=relay.token(), http_options=types.HttpOptions(base_url=relay.url()))
+        assert client.models.generate_content(model="asked-model", contents="hi").text == "the reply"
+        assert "".join(c.text or "" for c in client.models.generate_content_stream(model="asked-model", contents="hi")) == "the reply"
+        assert client.models.count_tokens(model="asked-model", contents="hi").total_tokens >= 1
+
+        weather = types.Tool(function_declarations=[types.FunctionDeclaration(name="get_weather", parameters={"type": "OBJECT", "properties": {"city": {"type": "STRING"}}})])
+        config = types.GenerateContentConfig(tools=[weather], automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+        asked = client.models.generate_content(model="asked-model", contents="weather in Paris?", config=config)
+        call = asked.function_calls[0]
+        assert (call.name, call.args) == ("get_weather", {"city": "Paris"})
+        history = [types.Content(role="user", parts=[types.Part(text="weather in Paris?")]), asked.candidates[0].content,
+                   types.Content(role="user", parts=[types.Part.from_function_response(name="get_weather", response={"output": "sunny"})])]
+        answered = client.models.generate_content(model="asked-model", contents=history, config=config)
+        assert answered.text == "It is sunny." and answered.usage_metadata.thoughts_token_count == 5
+
+        records = relay.records()
+        assert [(r["stream"], r["model_asked"], r["model_sent"]) for r in records] == [(False, "asked-model", "run-model"), (True, "asked-model", "run-model"),
+                                                                                       (False, "asked-model", "run-model"), (False, "asked-model", "run-model"),
+                                                                                       (False, "asked-model", "run-model")]
+        assert records[-1]["usage"] == {"input": 100, "cached_input": 40, "output": 20, "reasoning": 5}
+        assert all(r.headers["x-goog-api-key"] == KEY and "/run-model:" in r.path for r in fake_model.requests)
     finally:
         relay.close()
