@@ -15,7 +15,7 @@ import aiohttp
 from relay_helpers import KEY, RelayThread
 
 USAGE = {"input_tokens": 100, "cached_tokens": 40, "output_tokens": 20, "reasoning_tokens": 5}
-ASK = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": {"temperature": 0}}
+ASK = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": {"temperature": 0, "thinkingConfig": {"thinkingBudget": 128}}}
 
 
 def _relay(fake_model, env, tmp_path):
@@ -62,7 +62,7 @@ def test_gemini_calls_go_as_the_runs_model_with_the_relays_key_and_are_metered(f
             assert record["usage"] == {"input": 100, "cached_input": 40, "output": 20, "reasoning": 5}, record
             assert record["end"] == "STOP" and record["model_served"] == "run-model"
         assert records[2]["usage"] == {}  # a token count is no model call: nothing used
-        assert "x-goog-api-key" in records[0]["key_headers"]
+        assert "x-goog-api-key" in records[0]["key_headers"] and records[0]["request"]["reasoning_effort"] == 128
 
         seen = fake_model.requests
         assert [r.path for r in seen] == [f"/v1beta/models/run-model:{m}" for m in ("generateContent", "streamGenerateContent", "countTokens")]

@@ -106,7 +106,13 @@ def _effort(body: dict[str, Any]) -> Any:
     if isinstance(output, dict) and "effort" in output:  # Anthropic's effort
         return output["effort"]
     thinking = body.get("thinking")
-    return thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+    if isinstance(thinking, dict):
+        return thinking.get("budget_tokens")
+    config = body.get("generationConfig")  # Gemini's: a level, or a budget of thinking tokens
+    thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
+    if isinstance(thinking, dict):
+        return thinking.get("thinkingLevel", thinking.get("thinkingBudget"))
+    return None
 
 
 class Relay:

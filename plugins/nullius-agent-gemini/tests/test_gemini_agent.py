@@ -71,6 +71,9 @@ def test_gemini_cli_proves_every_agent_port_in_one_conform_run(world):
     for trial in trials:
         lines = [json.loads(line) for line in (trial / "agent" / "calls.jsonl").read_text().splitlines()]
         assert all(c["api"] == "gemini" for c in lines) and any(c["usage"].get("input") for c in lines)
+        # a call the relay refuses (a path it does not serve) is in no record: Gemini CLI would say so on stderr
+        said = (trial / "agent" / "stderr.txt").read_text() if (trial / "agent" / "stderr.txt").exists() else ""
+        assert "404" not in said and "401" not in said, said[-2000:]
     world.assert_clean(trials)
 
 
