@@ -18,9 +18,10 @@ what `score` reads, with BFCL's own checker.
   list_changed` is sent when they change.
 
 A call of a tool this turn does not list is refused (isError), and so are
-arguments that are not a JSON object: only a listed name ever reaches BFCL's
-backends, whose calls the upstream executes as Python source it builds from
-the name and the arguments' repr.
+arguments that are not a JSON object; in a multi-turn question, so are
+argument names that are not plain identifiers: only a listed name and plain
+names ever reach BFCL's backends, whose calls the upstream executes as
+Python source it builds from the name, the names and the values' repr.
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ class Session:
             return f"Unknown tool {name!r}: this turn's tools are {', '.join(sorted(names))}", True
         if not isinstance(arguments, dict):
             return "The arguments must be a JSON object.", True
-        bad = [k for k in arguments if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k))]
-        if bad:
-            return f"Argument names must be plain identifiers: {', '.join(map(repr, bad))} is not", True
         if self.unit.get("multi_turn"):
+            bad = [k for k in arguments if not (k.isidentifier() and not keyword.iskeyword(k))]
+            if bad:  # BFCL's executor writes each name into the Python source it runs
+                return f"Argument names must be plain identifiers: {', '.join(map(repr, bad))} is not", True
             result = self.execute(name, arguments)
         else:
             result = RECORDED

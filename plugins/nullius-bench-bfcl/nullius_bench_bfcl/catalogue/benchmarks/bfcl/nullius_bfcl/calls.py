@@ -1,8 +1,9 @@
 """The call log the MCP server wrote, read as the scorer's input: each record checked, none trusted blindly.
 
 A record counts as a call when it is a JSON object naming a tool that its
-turn listed, with arguments that are a JSON object of plain identifiers
-(BFCL's executor builds Python source from them). Anything else is noted
+turn listed, with arguments that are a JSON object (for a multi-turn
+question, of plain identifiers: BFCL's executor builds Python source from
+them). Anything else is noted
 in the score's detail and left out; a log that is missing means no call.
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 READ_BYTES = 16 * 1024 * 1024  # the most of a log the scorer reads
 
 
-def read_calls(path: Path, tools_by_turn: list[list[dict]]) -> tuple[list[dict], list[str]]:
+def read_calls(path: Path, tools_by_turn: list[list[dict]], executed: bool) -> tuple[list[dict], list[str]]:
+    """The log's calls and notes on what was left out; `executed`: the calls are run as Python (multi-turn)."""
     if not path.exists():
         return [], []
     with open(path, "rb") as f:
@@ -26,7 +28,7 @@ def read_calls(path: Path, tools_by_turn: list[list[dict]]) -> tuple[list[dict],
     for n, line in enumerate(raw[:READ_BYTES].decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
-        problem, call = _one(line, names)
+        problem, call = _one(line, names, executed)
         if problem:
             notes.append(f"line {n}: {problem}")
         else:
@@ -34,7 +36,7 @@ def read_calls(path: Path, tools_by_turn: list[list[dict]]) -> tuple[list[dict],
     return calls, notes
 
 
-def _one(line: str, names: list[set]) -> tuple[str, dict]:
+def _one(line: str, names: list[set], executed: bool) -> tuple[str, dict]:
     try:
         record = json.loads(line)
     except ValueError:
@@ -46,7 +48,8 @@ def _one(line: str, names: list[set]) -> tuple[str, dict]:
         return f"turn {turn!r} is not one of the question's turns", {}
     if tool not in names[turn]:
         return f"tool {tool!r} is not among turn {turn}'s tools", {}
-    if not isinstance(arguments, dict) or not all(isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k)
-                                                  for k in arguments):
-        return "arguments are not an object of plain names", {}
+    if not isinstance(arguments, dict):
+        return "arguments are not a JSON object", {}
+    if executed and not all(k.isidentifier() and not keyword.iskeyword(k) for k in arguments):
+        return "argument names are not all plain identifiers (BFCL's executor writes them into Python source)", {}
     return "", {"turn": turn, "tool": tool, "arguments": arguments}

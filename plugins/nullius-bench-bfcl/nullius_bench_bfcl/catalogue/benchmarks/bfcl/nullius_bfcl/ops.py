@@ -92,13 +92,15 @@ class Driver:
         else:
             turns = [oracle.calls(entry, answer_entry, category.name)]
         made = play(verifier / UNIT_NAME, verifier / LOG_NAME, turns, lambda k: set_turn(verifier / UNIT_NAME, k))
-        return {"answer": json.dumps({"calls": made})}
+        # a call the server refused (a ground truth calling a function its turn does not list: README) is
+        # left refused, as it would be for an agent, and the checker says what that costs
+        return {"answer": json.dumps(made)}
 
     def score(self, request: dict) -> dict:
         category, entry = self.unit(request)
         verifier = verifier_of(request)
         unit_file = json.loads((verifier / UNIT_NAME).read_text())
-        calls, notes = read_calls(verifier / LOG_NAME, unit_file["tools_by_turn"])
+        calls, notes = read_calls(verifier / LOG_NAME, unit_file["tools_by_turn"], category.multi_turn)
         answer = request.get("answer") if isinstance(request.get("answer"), str) else ""
         answer_entry = category.answers.get(entry["id"])
         if category.multi_turn:
@@ -119,7 +121,11 @@ def _plain(verdict: dict) -> dict:
 
 
 def verifier_of(request: dict) -> Path:
+    """The trial's verifier folder; for a request without one (prove's leak check sends setup and oracle with
+    none), a folder of the driver's own scratch working directory, per unit."""
     verifier, directory = request.get("verifier"), request.get("dir")
+    if verifier is None and isinstance(request.get("unit"), str):
+        verifier = str(Path.cwd() / "no-verifier" / request["unit"])
     if not isinstance(verifier, str) or not os.path.isabs(verifier):
         raise OpError("verifier: expected the trial's verifier folder, an absolute path (the call log goes there)")
     if isinstance(directory, str) and directory:
