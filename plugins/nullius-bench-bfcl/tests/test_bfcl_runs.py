@@ -4,8 +4,8 @@ reference agent, played by the fake model, making its calls over the benchmark's
 Everything but the model is real: the driver's environment as the core
 installs it (driver.install, bfcl-eval with --no-deps), the driver, the MCP
 server and BFCL's backends, the reference agent over ACP, the relay. The
-installs are kept under ~/.cache/nullius-tests (by digest, locked): made
-once, then reused by every session.
+installs go to the shared STANDARD_DIR (`nullius_installs`: by digest,
+locked), made once and then reused by every session.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from bfcl_harness import HERE
 
 from nullius_core.testing import isolated_env, run_cli
 
-INSTALLS = Path.home() / ".cache" / "nullius-tests" / "bfcl-standard"
 KEY = "sk-upstream-held-by-the-relay-bfcl-0123456789"
 
 PLAYS = """
@@ -37,17 +36,17 @@ print(json.dumps(out))
 """
 
 
-def plays(env: dict, category: str, units: list[str]) -> list[dict]:
+def plays(env: dict, installs: Path, category: str, units: list[str]) -> list[dict]:
     """The oracle's calls of these units, computed by the driver's own code in its installed environment."""
-    python = next(INSTALLS.glob("drivers/bfcl/*/.venv/bin/python"))
+    python = next(installs.glob("drivers/bfcl/*/.venv/bin/python"))
     data = next(Path(env["STANDARD_DATA_DIR"]).glob(f"bfcl/{category}/*/*.json"))
     done = subprocess.run([str(python), "-c", PLAYS, str(HERE), category, str(data), ",".join(units)],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
-def test_prove_a_single_turn_and_a_multi_turn_category(tmp_path):
-    env = {**isolated_env(tmp_path / "nullius", standard_dir=INSTALLS), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
+def test_prove_a_single_turn_and_a_multi_turn_category(tmp_path, nullius_installs):
+    env = {**isolated_env(tmp_path / "nullius", standard_dir=nullius_installs), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
     for dataset, limit in (("live_parallel", "3"), ("multi_turn_base", "2")):
         proved = run_cli(["prove", "bfcl", "--dataset", dataset, "--limit", limit, "--json"], env)
         assert proved.code == 0, proved.output
@@ -57,15 +56,16 @@ def test_prove_a_single_turn_and_a_multi_turn_category(tmp_path):
         assert checks["leak"]["ok"] is True, checks
 
 
-def test_the_reference_agent_calls_the_tools_and_bfcl_scores_the_calls(tmp_path, fake_model):
+def test_the_reference_agent_calls_the_tools_and_bfcl_scores_the_calls(tmp_path, fake_model, nullius_installs):
     from nullius_bench_bfcl.agent_player import plays as player
 
-    env = {**isolated_env(tmp_path / "nullius", standard_dir=INSTALLS), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"),
+    env = {**isolated_env(tmp_path / "nullius", standard_dir=nullius_installs), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"),
            "OPENAI_COMPATIBLE_API_KEY": KEY}
     first = run_cli(["run", "bfcl", "nop", "--dataset", "multi_turn_base", "--limit", "1", "--job-name", "nop"], env)
     assert first.code == 0, first.output  # installs the driver and fetches the data
     assert run_cli(["run", "bfcl", "nop", "--dataset", "simple_python", "--limit", "1", "--job-name", "nop2"], env).code == 0
-    known = plays(env, "simple_python", ["simple_python_0", "simple_python_1"]) + plays(env, "multi_turn_base", ["multi_turn_base_0"])
+    known = (plays(env, nullius_installs, "simple_python", ["simple_python_0", "simple_python_1"])
+             + plays(env, nullius_installs, "multi_turn_base", ["multi_turn_base_0"]))
     known[1]["turns"][0][0]["arguments"]["number"] = 6  # a wrong call: the factorial of 6, not 5
     fake_model.use(player(known))
     way = ["reference", "--model", "fake-model", "--provider", "openai-compatible", "--base-url", fake_model.openai_base_url,
