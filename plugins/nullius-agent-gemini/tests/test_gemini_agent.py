@@ -48,9 +48,9 @@ def test_the_definition_and_the_catalogue(world):
     assert model["api"] == "gemini"
     assert model["env"] == {"GOOGLE_GEMINI_BASE_URL": "{base_url}", "GEMINI_API_KEY": "{token}", "GEMINI_MODEL": "{model}"}
     settings = json.loads(model["files"][".gemini/settings.json"])
-    # no auth type chosen: GOOGLE_GEMINI_BASE_URL picks the gateway one in `session/new` (a chosen "gateway" is one
-    # that 0.61.0's start-up check does not know: "Error authenticating: Error: Invalid auth method selected.")
-    assert "auth" not in settings["security"] and "{token}" not in json.dumps(settings)
+    # the API-key auth, at the base URL: both `--acp` and `-p` (the fidelity way) take it; a chosen "gateway" is one
+    # 0.61.0's start-up check does not know ("Error authenticating: Error: Invalid auth method selected.")
+    assert settings["security"]["auth"] == {"selectedType": "gemini-api-key"} and "{token}" not in json.dumps(settings)
     assert settings["privacy"]["usageStatisticsEnabled"] is False and settings["telemetry"]["enabled"] is False
     assert settings["general"]["enableAutoUpdate"] is False
     assert {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}  # proofs made against the fake model
