@@ -86,7 +86,7 @@ def env_good(nullius_env: dict[str, str], installed: dict[str, Path]) -> dict[st
 
 @pytest.fixture
 def env_shared_installs(tmp_path: Path, nullius_installs: Path) -> dict[str, str]:
-    """nullius_env, but for STANDARD_DIR: the session's, so an agent's, driver's or kit's environment is installed once a session.
+    """nullius_env, but for STANDARD_DIR: the shared one (nullius_installs), so an agent's, driver's or kit's environment is installed once.
 
     For tests that are not about installing; those keep nullius_env's STANDARD_DIR of their own.
     """

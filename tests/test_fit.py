@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from nullius_core.definitions import Agent, Capability, Standard, structure
 from nullius_core.ports import fit
 from nullius_core.ports.model import Port
@@ -94,3 +96,39 @@ def test_families_do_not_mix():
     assert fit(memory, cap.resolve("m"), PORTS).ok
     task = bench(["agent.task/v1"])
     assert fit(task, cap.resolve("m"), PORTS).reasons == ("a capability cannot run an agent benchmark",)
+
+
+def test_an_option_value_with_its_own_ports_needs_them_instead():
+    """`options.NAME.needs.VALUE.ports`: a run with that value needs those ports, not `needs`; a bad declaration is refused."""
+    import pytest
+
+    from nullius_core.definitions import DefinitionError
+
+    def with_option(ports):
+        return structure({"needs": ["agent.task/v1"], "datasets": {"t": {"units": 1}}, "kit": {"port": "agent.task/v1", "basic": ["x"]},
+                          "options": {"answer": {"summary": "s", "values": ["task", "workspace"], "default": "task",
+                                                 "needs": {"workspace": {"ports": ports}}}}}, Standard).resolve("b")
+
+    b = with_option(["agent.tools/v1"])
+    task_only = agent({"agent.task/v1": {"passed": "3/3"}}).resolve("a")
+    assert fit(b, task_only, PORTS).ok and fit(b, task_only, PORTS, {"answer": "task"}).ok
+    assert fit(b, task_only, PORTS, {"answer": "workspace"}).reasons == ("missing port agent.tools/v1",)
+    for bad, says in (([], "expected a non-empty list of port names"), (["cap.memory/v1"], "expected a port of the agent family")):
+        with pytest.raises(DefinitionError) as caught:
+            with_option(bad)
+        assert "$.options.answer.needs.workspace.ports" in caught.value.render() and says in caught.value.render()
+
+
+def test_fit_bfcl_names_the_agents_that_showed_its_tools_skills(nullius_cli):
+    """BFCL needs agent.tools/v1 with decoys and chain (and agent.conversation/v1 for its multi-turn turns):
+    claude, codex, fast-agent, gemini, kimi, opencode, qwen, vibe and the reference agent have shown them; copilot
+    proves no agent.tools/v1."""
+    for ref in ("bfcl", "bfcl@2026.3.23-irrelevance"):
+        got = nullius_cli("fit", ref, "--json")
+        assert got.code == 0, got.output
+        data = json.loads(got.stdout)
+        assert data["needs_skills"] == {"agent.tools/v1": ["decoys", "chain"]}
+        assert sorted(data["fits"]) == ["claude", "codex", "fast-agent", "gemini", "kimi", "opencode", "qwen", "reference",
+                                        "vibe"], data["fits"]
+        refused = {r["participant"]: r["reasons"] for r in data["refused"]}
+        assert refused["copilot"] == ["missing port agent.tools/v1"]

@@ -32,6 +32,16 @@ def _mean(report: Report) -> str:
     return text
 
 
+def _attempts(combined: dict) -> str:
+    """The units' attempts combined (a part solved in any attempt): their mean, and how many passed."""
+    k, most = combined.get("k"), combined.get("most")
+    each = f"{k}" if k == most else f"{k} to {most}"
+    text = f"{float(combined.get('mean') or 0):.4f} over {combined.get('units')} units, {each} attempts each"
+    if "passed" in combined:
+        text += f"; {combined['passed']} passed"
+    return text
+
+
 def rows(report: Report) -> list[tuple[str, str]]:
     """The summary as (label, value) rows, in the order they are read."""
     out = [("job", str(report.job)), ("ran", f"{report.benchmark} with {report.participant}" + (f" on {report.model}" if report.model else ""))]
@@ -41,6 +51,8 @@ def rows(report: Report) -> list[tuple[str, str]]:
     for name, (n, phase) in sorted(report.errors.items()):
         out.append(("  error", f"{n} x {name} ({phase})"))
     out.append(("mean", _mean(report)))
+    if report.attempts is not None:
+        out.append(("any attempt", _attempts(report.attempts)))
     tokens = report.tokens
     out.append(("tokens", f"{_tokens(tokens['input'])} in, {_tokens(tokens['output'])} out, {_tokens(tokens['cached'])} cached"))
     out.append(("cost", _cost(report)))

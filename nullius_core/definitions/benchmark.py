@@ -323,6 +323,26 @@ class Standard:
     def version_names(self) -> list[str]:
         return list(self.versions.blocks) if self.versions else []
 
+    def _option_ports(self) -> Issues:
+        """Each option value's `needs.VALUE.ports`: a list of this family's ports, for a value the option allows."""
+        family_prefix = "agent." if self.family == "agent" else "cap."
+        for name, option in (self.options or {}).items():
+            for value, needed in (option.needs or {}).items():
+                if not isinstance(needed, dict) or "ports" not in needed:
+                    continue
+                at = ("options", name, "needs", value, "ports")
+                if not option.allows(value):
+                    yield at[:-1], f"expected a value the option allows, found {value!r}"
+                ports = needed["ports"]
+                if not isinstance(ports, list) or not ports or not all(isinstance(p, str) for p in ports):
+                    yield at, f"expected a non-empty list of port names, found {ports!r}"
+                    continue
+                for i, port in enumerate(ports):
+                    why = bad_port(port) or (None if port.startswith(family_prefix)
+                                             else f"expected a port of the {self.family} family ({family_prefix}*), found {port!r}")
+                    if why:
+                        yield (*at, i), why
+
     def resolve(self, key: str, version: str | None = None) -> ResolvedBenchmark:
         block = BenchmarkVersion()
         if self.versions is not None:
@@ -414,6 +434,7 @@ class Standard:
         if self.versions is not None and self.versions.default not in self.versions.blocks:
             names = ", ".join(sorted(self.versions.blocks)) or "none"
             yield ("versions", "default"), f"expected the name of a version ({names}), found {self.versions.default!r}"
+        yield from self._option_ports()
         yield from self._dataset_environments()
 
     def _dataset_environments(self) -> Issues:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nullius_core.failures import final_state
-from nullius_core.jobs import costs, stats
+from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobStandard
 from nullius_core.relay.usage import added_routes
@@ -22,6 +22,9 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     if why:
         summary["reason"] = why
     summary["cost"] = costs.job_cost(trials)
+    combined = attempts.combined(trials, std.kind)
+    if combined is not None:  # --repeat's attempts, a unit's parts solved in any of them (jobs/attempts.py)
+        summary["attempts"] = combined
     routes = added_routes([(t.get("standard") or {}).get("routes") or {} for t in trials])
     if routes:  # the simulated users' and judges' calls, apart from the agents'
         summary["routes"] = routes

@@ -44,6 +44,7 @@ class Report:
     cost: dict[str, Any] | None  # the job's standard.cost (jobs/costs.py): as served, as if the first run, what is unknown
     wall_seconds: float | None
     slowest: Slowest | None
+    attempts: dict[str, Any] | None = None  # result.json's standard.attempts (jobs/attempts.py), without its by_unit
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -104,6 +105,7 @@ def report(folder: Path) -> Report:
         cost=summary.get("cost"),
         wall_seconds=_seconds(result.get("started_at"), result.get("finished_at") or result.get("updated_at")),
         slowest=Slowest(slowest[0], round(slowest[1], 2)) if slowest else None,
+        attempts={k: v for k, v in summary["attempts"].items() if k != "by_unit"} if isinstance(summary.get("attempts"), dict) else None,
     )
 
 

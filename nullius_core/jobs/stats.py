@@ -30,8 +30,14 @@ def evals_key(trial: dict[str, Any]) -> str:
     return f"{name}__{model}__{dataset}" if model else f"{name}__{dataset}"
 
 
-def _rewards(trial: dict[str, Any]) -> dict[str, float] | None:
+def rewards_of(trial: dict[str, Any]) -> dict[str, float] | None:
     return (trial.get("verifier_result") or {}).get("rewards")
+
+
+def reward_of(trial: dict[str, Any]) -> float:
+    """The trial's reward; 0 for one errored unscored (Harbor's mean counts it so)."""
+    rewards = rewards_of(trial)
+    return float(next(iter(rewards.values()))) if rewards else 0.0
 
 
 def eligible_k(max_k: int) -> list[int]:
@@ -56,7 +62,7 @@ def _pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - product
 
 
-def _unit(trial: dict[str, Any]) -> str:
+def unit_of(trial: dict[str, Any]) -> str:
     """The trial's unit: its own record's (task_name may be the upstream's name for the task, once its setup said it)."""
     return str((trial.get("standard") or {}).get("unit") or trial["task_name"])
 
@@ -64,16 +70,16 @@ def _unit(trial: dict[str, Any]) -> str:
 def pass_at_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     by_task: dict[str, list[int]] = defaultdict(list)
     for trial in filter(in_mean, trials):
-        rewards = _rewards(trial)
+        rewards = rewards_of(trial)
         if rewards is None:
-            by_task[_unit(trial)].append(0)
+            by_task[unit_of(trial)].append(0)
             continue
         if len(rewards) != 1:
             return {}
         value = next(iter(rewards.values()))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
             return {}
-        by_task[_unit(trial)].append(int(value))
+        by_task[unit_of(trial)].append(int(value))
     if not by_task:
         return {}
     fewest = min(len(s) for s in by_task.values())
@@ -88,8 +94,8 @@ def pass_hat_k(trials: list[dict[str, Any]]) -> dict[str, float]:
     by_unit: dict[str, list[bool]] = defaultdict(list)
     errored: set[str] = set()
     for trial in trials:
-        unit = _unit(trial)
-        if trial.get("exception_info") is not None or _rewards(trial) is None:
+        unit = unit_of(trial)
+        if trial.get("exception_info") is not None or rewards_of(trial) is None:
             errored.add(unit)
             continue
         by_unit[unit].append(bool((trial.get("standard") or {}).get("passed")))
@@ -122,7 +128,7 @@ def job_stats(trials: list[dict[str, Any]], n_total: int, n_running: int = 0, ki
         entry = evals.setdefault(
             key, {"n_trials": 0, "n_errors": 0, "metrics": [], "pass_at_k": {}, "reward_stats": {}, "exception_stats": {}}
         )
-        rewards = _rewards(trial)
+        rewards = rewards_of(trial)
         if rewards is not None:
             entry["n_trials"] += 1
             for name, value in rewards.items():
@@ -154,8 +160,7 @@ def _mean(trials: list[dict[str, Any]]) -> float:
     """Harbor's mean: a missing reward counts as 0 (a trial outside the agent's doing is left out: failures.py)."""
     values = []
     for trial in filter(in_mean, trials):
-        rewards = _rewards(trial)
-        values.append(float(next(iter(rewards.values()))) if rewards else 0.0)
+        values.append(reward_of(trial))
     return sum(values) / len(values) if values else 0.0
 
 
@@ -174,7 +179,7 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
     for trial in trials:
         own = trial.get("standard") or {}
         exception = trial.get("exception_info")
-        rewards = _rewards(trial)
+        rewards = rewards_of(trial)
         if exception is not None:
             errors[exception["exception_type"]] += 1
         if not in_mean(trial):
@@ -186,7 +191,7 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
             outcomes["passed"] += 1
         else:
             outcomes["failed"] += 1
-        reward = float(next(iter(rewards.values()))) if rewards else 0.0
+        reward = reward_of(trial)
         parts = own.get("parts") if isinstance(own.get("parts"), dict) else {}
         counted.append((reward, float(parts.get("n", 1))))
         by = parts.get("by")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from nullius_core.definitions import Proof, Resolved, ResolvedBenchmark
+from nullius_core.definitions import Proof, Resolved, ResolvedBenchmark, Standard
 from nullius_core.ports.model import Port
 
 
@@ -57,15 +57,31 @@ def shown_skills(proof: Proof, port: Port | None) -> set[str]:
     return {name for name, skill in proof.skills.items() if skill.ok}
 
 
-def fit(benchmark: ResolvedBenchmark, participant: Resolved, ports: Mapping[str, Port]) -> FitResult:
-    """Can `participant` run `benchmark`? Every reason it cannot, in the order of `needs`."""
+def needs_of(standard: Standard, options: Mapping[str, str] | None = None) -> list[str]:
+    """The ports a run with these option values needs: an option value's `needs.VALUE.ports` instead of `needs`.
+
+    Unset options take their default, so without options this is what a run
+    with the defaults needs (what `nullius list` and `fit` say).
+    """
+    for name, option in (standard.options or {}).items():
+        value = (options or {}).get(name, option.default)
+        needed = (option.needs or {}).get(value) if value is not None else None
+        ports = needed.get("ports") if isinstance(needed, dict) else None
+        if isinstance(ports, list):
+            return list(ports)
+    return list(standard.needs)
+
+
+def fit(benchmark: ResolvedBenchmark, participant: Resolved, ports: Mapping[str, Port],
+        options: Mapping[str, str] | None = None) -> FitResult:
+    """Can `participant` run `benchmark` (with these benchmark options)? Every reason it cannot, in the order of its needs."""
     standard = benchmark.standard
     family = "capability" if standard.family == "capability" else "agent"
     kind = participant.family
     if family != kind:
         return FitResult(participant.ref, False, (f"a {kind} cannot run an {family} benchmark" if family == "agent" else f"an {kind} cannot run a {family} benchmark",))
     reasons: list[str] = []
-    for port in standard.needs:
+    for port in needs_of(standard, options):
         problem = proof_problem(participant, port, participant.proven.get(port))
         if problem:
             reasons.append(problem)

@@ -68,7 +68,7 @@ def prepare_agent(
         names = ", ".join(definition.version_names()) or "none: it has no versions"
         raise refused(f"{key!r} has no version {version!r} (versions: {names})") from None
     if spec.kit is None:
-        result = fit(bench, resolved, {p.name: p for p in session.ports})
+        result = fit(bench, resolved, {p.name: p for p in session.ports}, spec.bench_options)
         if not result.ok:
             raise refused(f"{resolved.ref} cannot run {bench.ref}: {'; '.join(result.reasons)}")
     if resolved.family == "capability":
@@ -91,7 +91,7 @@ def prepare_agent(
     except upstreams.RelayRefused as exc:
         raise refused(str(exc)) from None
     api = resolved.model.api if resolved.model else "openai-chat"
-    wanted = "anthropic" if api == "anthropic" else "openai"
+    wanted = api if api in ("anthropic", "gemini") else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
     served = served_by(session, spec, upstream, progress, refused)

@@ -12,6 +12,6 @@ installing ``nullius``:
   environment.
 """
 
-from nullius_core.testing.helpers import CliResult, isolated_env, make_session, processes_under, run_cli
+from nullius_core.testing.helpers import CliResult, files_holding, isolated_env, make_session, processes_under, run_cli
 
-__all__ = ["CliResult", "isolated_env", "make_session", "processes_under", "run_cli"]
+__all__ = ["CliResult", "files_holding", "isolated_env", "make_session", "processes_under", "run_cli"]

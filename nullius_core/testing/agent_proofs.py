@@ -1,148 +1,155 @@
-"""What a plugin's test of a real agent needs to prove its ports with `nullius conform` against the fake model.
+"""A real agent's proofs in a test: its home, the fake model playing its kits, `nullius conform` and runs through the CLI.
 
-    with agent_world(root, installs, "fast-agent", "nullius_agent_fast_agent.player", "fake-fast-agent", KEY) as world:
-        code, rows, stderr = world.conform("--port", "agent.task/v1")
-
-The agent is installed into `installs` (the session's `nullius_installs`),
-with pip's own cache when the agent is a Python package; every other Nullius
-location lies under `root`. The provider's key goes to Nullius, for the relay
-(the openai provider, pointed at the fake model); the agent sees only its
-route's token. Variables of the machine that would reach a model
-(`OPENAI_*`, `ANTHROPIC_*` and those named in `clear`) are not passed on.
+For the tests of agent distributions (plugins/nullius-agent-*). `agent_world`
+makes an isolated home whose installs go to a shared STANDARD_DIR (the
+session's `nullius_installs`), gives Nullius the provider's key (which the
+relay keeps) and serves the agent's player on a fake model; `AgentWorld`
+runs the CLI against it and checks what every trial must show.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 
-from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.fake_model.sync import SyncFakeModel
-from nullius_core.testing.helpers import CliResult, isolated_env, processes_under, run_cli
+from nullius_core.testing.fake_model import SyncFakeModel, running_fake_model
+from nullius_core.testing.helpers import CliResult, files_holding, isolated_env, processes_under, run_cli
 
-AGENT_SECONDS = 900  # the first conform installs the agent from its registry
+CLI_SECONDS = 900  # a first run installs the agent from its registry, and a kit's environment from PyPI
+
+
+@attrs.frozen
+class Wire:
+    """A provider as the fake model stands in for it: the variable Nullius reads its key from, the fake model's URL
+    for it, and how the relay sends the key upstream."""
+
+    key_env: str
+    base_url: str  # the attribute of the fake model
+    header: str
+    value: str  # the header's value, {} the key
+
+
+WIRES = {
+    "openai": Wire("OPENAI_API_KEY", "openai_base_url", "authorization", "Bearer {}"),
+    "gemini": Wire("GEMINI_API_KEY", "base_url", "x-goog-api-key", "{}"),  # Gemini's paths start at /v1beta
+}
 
 
 @attrs.frozen
 class AgentWorld:
+    agent: str  # its key in the catalogue
+    model: str  # the name the fake model is asked by; the proofs name it
+    key: str  # the provider's key, given to Nullius only
     env: dict[str, str]
     fake: SyncFakeModel
     root: Path
-    agent: str
-    model: str
-    seconds: float = AGENT_SECONDS
+    provider: str = "openai"  # a key of WIRES
 
     @property
     def jobs(self) -> Path:
         return Path(self.env["NULLIUS_JOBS_DIR"])
 
     def cli(self, args: list[str]) -> CliResult:
-        """`nullius ARGS --model M --provider openai --base-url <the fake model>`; an install that failed fails the test."""
-        result = run_cli([*args, "--model", self.model, "--provider", "openai", "--base-url", self.fake.openai_base_url],
-                         self.env, timeout=self.seconds)
+        """`nullius ARGS` with the run's model, provider and the fake model as its base URL."""
+        base_url = getattr(self.fake, WIRES[self.provider].base_url)
+        result = run_cli([*args, "--model", self.model, "--provider", self.provider, "--base-url", base_url],
+                         self.env, timeout=CLI_SECONDS)
         if "cannot be installed" in result.output:
-            pytest.fail(f"{self.agent} could not be installed from its registry:\n" + result.output[-3000:])
+            pytest.fail(f"{self.agent} could not be installed:\n" + result.output[-3000:])
         return result
 
-    def conform(self, *args: str) -> tuple[int, dict[str, dict], str]:
+    def conform(self, *args: str) -> tuple[int, dict[str, dict[str, Any]], str]:
         """`nullius conform AGENT --unsandboxed --json ARGS`: its exit status, its rows by port, its stderr."""
         result = self.cli(["conform", self.agent, "--unsandboxed", "--json", *args])
-        assert result.stdout.strip(), result.output
-        return result.code, {r["port"]: r for r in json.loads(result.stdout)}, result.stderr
+        assert result.stdout.strip(), result.output[-3000:]
+        return result.code, {row["port"]: row for row in json.loads(result.stdout)}, result.stderr
 
-    def offers(self) -> set[str]:
-        """The ports `nullius list` says the agent offers."""
+    def prove(self, ports: set[str], version: str) -> dict[str, dict[str, Any]]:
+        """One `nullius conform` of every port: exactly `ports` proven on `version`, against this model, with every
+        skill shown, and the kits' work really done (`assert_kits_done`). Its rows by port."""
+        started = time.monotonic()
+        code, rows, stderr = self.conform()
+        print(f"conform of every port of {self.agent} took {time.monotonic() - started:.0f} s")
+        assert code == 0, stderr[-3000:]
+        assert {p for p, r in rows.items() if r["proven"]} == ports, rows
+        assert rows["agent.browser/v1"]["skipped"] == "the port has no kit yet"
+        assert all(rows[p]["model"] == self.model and rows[p]["version"] == version for p in ports)
+        assert all(skill["ok"] for skill in rows["agent.tools/v1"]["skills"].values()), rows["agent.tools/v1"]
+        self.assert_kits_done(rows)
         listed = json.loads(run_cli(["list", "--json"], self.env).stdout)
-        return set(next(a for a in listed["agents"] if a["ref"] == self.agent)["offers"])
+        assert set(next(a for a in listed["agents"] if a["ref"] == self.agent)["offers"]) == ports
+        return rows
+
+    def assert_kits_done(self, rows: dict[str, dict[str, Any]]) -> None:
+        """The workspace kit's files are really there, and the office's own log shows each tools check's calls."""
+        job = self.jobs / rows["agent.workspace/v1"]["job"]
+        written = score(job, "write-file")["detail"]
+        assert (job / "write-file" / ".work" / "workspace" / written["path"]).read_text() == written["expected"] + "\n"
+        charge = score(job, "fix-bug")["detail"]["expected"].split("sum(prices) + ")[1].split(",")[0]
+        assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
+        tools = self.jobs / rows["agent.tools/v1"]["job"]
+        for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
+            assert score(tools, check)["passed"] and score(tools, check)["detail"]["calls"], check
+
+    def assert_wrong_model_proves_nothing(self, wrong: str, right: str) -> None:
+        """With the player `wrong` (a refusal to everything), the workspace kit fails whole; then `right` again."""
+        self.fake.use(wrong)
+        try:
+            code, rows, _ = self.conform("--port", "agent.workspace/v1")
+        finally:
+            self.fake.use(right)
+        assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2", rows
+
+    def assert_clean(self, trials: Iterable[Path]) -> None:
+        """Every trial asked the model through the relay as the run's model; the key is in no file; nothing runs on."""
+        for trial in trials:
+            calls = [json.loads(line) for line in (trial / "agent" / "calls.jsonl").read_text().splitlines()]
+            assert calls and all(c["model_sent"] == self.model and c["status"] == 200 for c in calls), (trial, calls)
+        for folder in (self.jobs, Path(self.env["XDG_CONFIG_HOME"])):
+            assert files_holding(folder, self.key.encode()) == []
+        wire = WIRES[self.provider]
+        assert all(r.headers.get(wire.header) == wire.value.format(self.key) for r in self.fake.requests)  # the relay's, upstream
+        assert processes_under(self.root) == []
+
+    def run_gsm8k(self, backend: str, seed: Path) -> Path:
+        """Three GSM8K units on `backend`: each must end as a scored failure (the fake model's text is no answer)."""
+        if not seed.is_file():
+            pytest.fail(f"the offline seed of GSM8K's test.jsonl is missing: expected {seed}")
+        added = run_cli(["data", "add", "gsm8k/test", str(seed)], self.env)
+        assert added.code == 0, added.output
+        where = ["--unsandboxed"] if backend == "local" else ["--backend", backend]
+        result = self.cli(["run", "gsm8k", self.agent, *where, "--limit", "3", "--job-name", f"gsm8k-{backend}"])
+        assert result.code in (0, 1), result.output[-3000:]
+        assert "trials=3 passed=0 failed=3 errored=0" in result.stderr, result.stderr[-3000:]
+        job = self.jobs / f"gsm8k-{backend}"
+        self.assert_clean(p.parent for p in job.glob("*/result.json"))
+        return job
 
 
 @contextmanager
-def agent_world(root: Path, installs: Path, agent: str, player: str, model: str, key: str,
-                clear: Iterable[str] = ()) -> Iterator[AgentWorld]:
-    """An isolated home, the fake model serving `player` (`module:respond`), and the key the relay holds."""
-    cache = Path.home() / ".cache" / "pip"  # the user's pip cache, looked up before HOME is the test's
+def agent_world(root: Path, installs: Path, agent: str, model: str, key: str, player: str,
+                drop: tuple[str, ...] = (), provider: str = "openai") -> Iterator[AgentWorld]:
+    """An isolated home under root (installs under `installs`), the key for `provider` (openai or gemini), and the
+    fake model serving `player` (`module:function`). Variables starting with `drop` (the agent's own) are removed."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.fail(f"node and npm must be on PATH: {agent} is installed from the npm registry")
     env = isolated_env(root, standard_dir=installs)
-    for name in [k for k in env if k.startswith(("OPENAI_", "ANTHROPIC_", *clear))]:
+    for name in [k for k in env if k.startswith(("OPENAI_", "ANTHROPIC_", *drop))]:
         del env[name]
-    env["PIP_CACHE_DIR"] = str(cache)
-    env["OPENAI_API_KEY"] = key  # the relay's, for the openai provider; never the agent's
+    env[WIRES[provider].key_env] = key  # the relay's, for the provider; never the agent's
     with running_fake_model(player) as fake:
-        yield AgentWorld(env=env, fake=fake, root=root, agent=agent, model=model)
+        yield AgentWorld(agent=agent, model=model, key=key, env=env, fake=fake, root=root, provider=provider)
     assert processes_under(root) == []
 
 
-def files_holding(folder: Path, needle: bytes) -> list[str]:
-    """The regular files under folder that hold needle (a key that must not leak)."""
-    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]
-
-
-def trial_calls(jobs: Path) -> dict[Path, list[dict]]:
-    """Each trial's relay record of its agent's model calls (agent/calls.jsonl), for every job under jobs."""
-    return {trial: [json.loads(line) for line in (trial / "agent" / "calls.jsonl").read_text().splitlines()]
-            for trial in (p.parent for p in jobs.glob("*/*/result.json"))}
-
-
-def offered_tools(requests: Iterable) -> set[str]:
-    """The names of every tool offered in the recorded Chat Completions requests."""
-    return {t["function"]["name"] for r in requests for t in r.body.get("tools") or []}
-
-
-def called_tools(requests: Iterable) -> set[str]:
-    """The names of every tool call the model made, as the agent sent them back in later Chat Completions requests."""
-    return {c["function"]["name"] for r in requests for m in r.body.get("messages") or [] for c in m.get("tool_calls") or []}
-
-
-def workspace_kit_done(job: Path) -> None:
-    """The workspace kit's job left what its checks asked for: the file written, the bug fixed as README.md says."""
-    written = json.loads((job / "write-file" / "verifier" / "score.json").read_text())["detail"]
-    assert (job / "write-file" / ".work" / "workspace" / written["path"]).read_text().strip() == written["expected"]
-    fixed = json.loads((job / "fix-bug" / "verifier" / "score.json").read_text())["detail"]["expected"]
-    charge = fixed.split("sum(prices) + ")[1].split(",")[0]
-    assert f"return sum(prices) + {charge}\n" in (job / "fix-bug" / ".work" / "workspace" / "ledger.py").read_text()
-
-
-def prove_ports(world: AgentWorld, ports: set[str], version: str, key: str, skills: set[str] = frozenset()) -> dict[str, dict]:
-    """`nullius conform` of `ports` with the player being served, and what every proof of a real agent must show.
-
-    Each port proven on this model and version, the tools kit's `skills`
-    shown, the workspace kit's files as asked, the chain's three calls in the
-    office's log, every model call of every trial sent as the model and
-    answered 200, the relay's `key` on every upstream request and in no file
-    of the jobs or the HOME, no process left. The rows by port, for the
-    agent's own checks.
-    """
-    world.fake.clear()
-    code, rows, stderr = world.conform(*(a for port in sorted(ports) for a in ("--port", port)))
-    assert code == 0, stderr
-    assert {p for p, r in rows.items() if r["proven"]} == ports, rows
-    assert all(rows[p]["model"] == world.model and rows[p]["version"] == version for p in ports)
-    if "agent.tools/v1" in ports:
-        assert {s for s, v in rows["agent.tools/v1"]["skills"].items() if v["ok"]} == skills, rows["agent.tools/v1"]
-        chain = world.jobs / rows["agent.tools/v1"]["job"] / "chain" / "verifier" / "mcp-calls.jsonl"
-        assert [json.loads(line)["tool"] for line in chain.read_text().splitlines()] == ["locate_parcel", "shift_lead", "radio_call_sign"]
-    if "agent.workspace/v1" in ports:
-        workspace_kit_done(world.jobs / rows["agent.workspace/v1"]["job"])
-    for trial, calls in trial_calls(world.jobs).items():
-        assert calls and all(c["model_sent"] == world.model and c["status"] == 200 for c in calls), (trial, calls)
-    requests = list(world.fake.requests)
-    assert requests and all(r.path == "/v1/chat/completions" and r.body["model"] == world.model for r in requests)
-    assert all(r.headers.get("authorization") == f"Bearer {key}" for r in requests)
-    assert files_holding(world.jobs, key.encode()) == [] and files_holding(world.root / "home", key.encode()) == []
-    assert processes_under(world.root) == []
-    assert world.offers() == ports
-    return rows
-
-
-def wrong_answers_prove_nothing(world: AgentWorld, wrong: str, right: str, port: str = "agent.tools/v1") -> None:
-    """A model that answers wrongly (the player's `respond_wrongly`) proves no port: the kit can fail."""
-    world.fake.use(wrong)
-    try:
-        code, rows, _ = world.conform("--port", port)
-    finally:
-        world.fake.use(right)
-    assert code == 1 and not rows[port]["proven"] and rows[port]["passed"].startswith("0/"), rows[port]
+def score(job: Path, unit: str) -> dict[str, Any]:
+    """A kit unit's score.json."""
+    return json.loads((job / unit / "verifier" / "score.json").read_text())

@@ -109,3 +109,8 @@ def processes_under(root: Path) -> list[str]:
         if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
             found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
     return found
+
+
+def files_holding(folder: Path, needle: bytes) -> list[str]:
+    """The regular files under folder that hold needle (a secret that must not be there), symlinks not followed."""
+    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]

@@ -4,26 +4,19 @@
 office tools' results so far and says the next move: a call of one of the
 office's tools, or the final answer. `conversation_answer(prompts)` answers
 the conversation kit's two turns (remember a code word, then say it), and
-`file_to_write(prompt)` reads the workspace kit's write-file check and `fix_bug_edit(readme, ledger)` its
-fix-bug check. A script for an agent wraps it in that
-agent's API and tool names (the reference agent and Claude Code name the
-office's tools `mcp__office__<tool>`; `offered_tool` finds the name an agent
-gave one). `chat_turns(body)` reads a Chat Completions request as these need it, and
-`kit_reply(prompts, results, offered)` answers every kit but the workspace kit's, whose tools are each agent's own:
-`workspace_reply(folder, prompt, results, ...)` plays that one with the agent's file tools, given as functions.
+`file_to_write(prompt)` reads the workspace kit's write-file check, and
+`workspace_kit_move(prompt, folder, results)` plays both of its checks with
+three file actions (write, read, edit). A script for an agent wraps them in
+that agent's API and tool names (the reference agent and Claude Code name the
+office's tools `mcp__office__<tool>`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
-
-from nullius_core.testing.fake_model.script import Reply, ToolCall
-
-SIDE_TEXT = "Nullius kit"  # the answer to a call that carries no kit's prompt (an agent's title or summary call)
 
 
 @attrs.frozen
@@ -99,105 +92,36 @@ def task_word(prompt: str) -> str | None:
     return None
 
 
-def fix_bug_edit(readme: str, ledger: str) -> tuple[str, str] | None:
-    """The fix-bug check's edit, (the wrong line's text, its fix), from what README.md and ledger.py say; None when unread."""
-    charge = re.search(r"handling charge of\s+(\d+)", readme)
-    wrong = re.search(r"return sum\(prices\) \+ \d+", ledger)
-    if not (charge and wrong):
-        return None
-    return wrong.group(0), f"return sum(prices) + {charge.group(1)}"
+@attrs.frozen
+class FileMove:
+    """A move in the workspace kit: `mkdir` (path), `write` (path, text), `read` (path), `edit` (path, old, text), or the
+    last reply."""
+
+    action: str | None = None  # "mkdir", "write", "read", "edit"; None: reply `answer` and end the turn
+    path: str = ""  # absolute: the folder given, then the kit's file
+    text: str = ""  # write: the file's content; edit: the new text
+    old: str = ""  # edit: the text it replaces
+    answer: str | None = None
 
 
-def offered_tool(offered: Iterable[str], tool: str) -> str:
-    """The offered name of the office's `tool`: agents prefix the server's name in their own ways (`office__`, `office-`)."""
-    return next((name for name in offered if name.endswith(tool)), tool)
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """A Chat Completions message's text: its content, a string or the joined text parts."""
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
-
-
-def _same(text: str) -> str:
-    return text
-
-
-def chat_turns(
-    body: dict[str, Any], user: Callable[[str], str] = _same, result: Callable[[str], str] = _same
-) -> tuple[list[str], list[str], str]:
-    """A Chat Completions request's user prompts in order, the tool results since the last one, and the system prompt.
-
-    `user` and `result` read an agent's own framing off a message's text
-    (tags it adds to the user's words, JSON around a tool's result); a user
-    message left blank by `user` is no prompt.
-    """
-    prompts: list[str] = []
-    results: list[str] = []
-    system = ""
-    for message in body.get("messages") or []:
-        role, text = message.get("role"), message_text(message)
-        if role == "system":
-            system += text
-        elif role == "user" and user(text).strip():
-            prompts.append(user(text).strip())
-            results = []
-        elif role == "tool":
-            results.append(result(text))
-    return prompts, results, system
-
-
-def kit_reply(prompts: list[str], results: list[str], offered: Iterable[str]) -> Reply | None:
-    """The reply of a capable model to the task, conversation and tools kits, or None for the workspace kit's prompts.
-
-    `prompts` and `results` as `chat_turns` gives them; `offered` the names of
-    the tools offered (the office's, however the agent prefixes them).
-    """
-    if not prompts:
-        return Reply(text=SIDE_TEXT)
-    last, offered = prompts[-1], list(offered)
-    if any(t.endswith("locate_parcel") for t in offered):  # agent.tools/v1
-        move = tools_kit_move(prompts[0], results)
-        if move is not None and move.tool is not None:
-            return Reply(tool_calls=[ToolCall(name=offered_tool(offered, move.tool), arguments=move.arguments)])
-        if move is not None:
-            return Reply(text=move.answer)
-    said = conversation_answer(prompts)  # agent.conversation/v1
-    if said is not None:
-        return Reply(text=said)
-    if file_to_write(last) or ("ledger.py" in last and "README.md" in last):  # agent.workspace/v1
-        return None
-    return Reply(text=task_word(last) or SIDE_TEXT)  # agent.task/v1
-
-
-def workspace_reply(
-    folder: str,
-    prompt: str,
-    results: list[str],
-    *,
-    write: Callable[[str, str], ToolCall],
-    read: Callable[[str], ToolCall],
-    edit: Callable[[str, str, str], ToolCall],
-    mkdir: Callable[[str], ToolCall] | None = None,
-) -> Reply:
-    """The workspace kit's next move in `folder` (the session's cwd, absolute) through an agent's own file tools.
-
-    write-file: `mkdir(folder)` first for an agent whose write makes no
-    folders, then `write(path, text)`; fix-bug: `read(README.md)`,
-    `read(ledger.py)`, then `edit(ledger.py, old, new)`. Then a short text.
-    """
+def workspace_kit_move(prompt: str, folder: str, results: list[str], mkdir: bool = False) -> FileMove | None:
+    """The next move in the workspace kit's checks (write-file, fix-bug), in the folder the agent works in, after
+    these tool results since the prompt; None when `prompt` is neither check's. `mkdir`: the agent's write makes no
+    folders, so write-file first makes the file's folder (a `mkdir` move, its path the folder)."""
     wanted = file_to_write(prompt)
     if wanted:
         path = f"{folder}/{wanted[0]}"
-        steps = ([mkdir(path.rsplit("/", 1)[0])] if mkdir else []) + [write(path, wanted[1] + "\n")]
-        return Reply(tool_calls=[steps[len(results)]]) if len(results) < len(steps) else Reply(text="The file is written.")
+        steps = [FileMove("mkdir", path.rsplit("/", 1)[0])] if mkdir else []
+        steps.append(FileMove("write", path, text=wanted[1] + "\n"))
+        return steps[len(results)] if len(results) < len(steps) else FileMove(answer="The file is written.")
+    if "ledger.py" not in prompt or "README.md" not in prompt:
+        return None
     if len(results) < 2:
-        return Reply(tool_calls=[read(f"{folder}/{'README.md' if not results else 'ledger.py'}")])
-    if len(results) == 2:
-        found = fix_bug_edit(results[0], results[1])
-        if found is None:
-            return Reply(text="I could not find the charge in README.md or the sum in ledger.py.")
-        return Reply(tool_calls=[edit(f"{folder}/ledger.py", *found)])
-    return Reply(text="Fixed the handling charge in ledger.py.")
+        return FileMove("read", f"{folder}/{('README.md', 'ledger.py')[len(results)]}")
+    if len(results) > 2:
+        return FileMove(answer="Fixed the handling charge in ledger.py.")
+    charge = re.search(r"handling charge of\s+(\d+)", results[0])
+    wrong = re.search(r"return sum\(prices\) \+ \d+", results[1])
+    if not (charge and wrong):
+        return FileMove(answer="I could not find the charge in README.md or the sum in ledger.py.")
+    return FileMove("edit", f"{folder}/ledger.py", text=f"return sum(prices) + {charge.group(1)}", old=wrong.group(0))

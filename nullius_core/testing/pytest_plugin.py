@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,16 +22,27 @@ def nullius_env(tmp_path: Path) -> dict[str, str]:
     return isolated_env(tmp_path / "nullius")
 
 
+INSTALLS_VARIABLE = "NULLIUS_TEST_INSTALLS"  # a folder, or "fresh": one under the session's tmp folder
+
+
 @pytest.fixture(scope="session")
 def nullius_installs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A STANDARD_DIR shared by the whole test session: `isolated_env(root, standard_dir=nullius_installs)`.
+    """A STANDARD_DIR shared by the test sessions of this machine: `isolated_env(root, standard_dir=nullius_installs)`.
 
-    Environments are installed once per digest of what makes them (and
-    locked while installed), so every home pointed here installs an agent,
-    a driver or a kit's environment once for the session, as a user's
-    machine does. A test about installing keeps a STANDARD_DIR of its own.
+    Environments are installed once per digest of what makes them (locked
+    while installed, counted only once their marker is written: a killed
+    install is redone), so every home pointed here installs an agent, a
+    driver or a kit's environment once, and later test runs find it, as a
+    user's machine does: ~/.cache/nullius-tests/standard, or the folder
+    NULLIUS_TEST_INSTALLS names ("fresh": a new one for this session). A test
+    about installing keeps a STANDARD_DIR of its own.
     """
-    return tmp_path_factory.mktemp("installs")
+    chosen = os.environ.get(INSTALLS_VARIABLE, "")
+    if chosen == "fresh":
+        return tmp_path_factory.mktemp("installs")
+    folder = Path(chosen).expanduser() if chosen else Path.home() / ".cache" / "nullius-tests" / "standard"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import files_holding, isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_claude.player"
@@ -16,10 +15,6 @@ MODEL = "fake-claude"
 PROMPT_TEXT = [b"create the file notes/", b"does not do what README.md says it must"]
 
 pytestmark = pytest.mark.slow
-
-
-def files_holding(folder: Path, needle: bytes) -> list[str]:
-    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]
 
 
 def test_claude_over_acp_is_compared_with_claude_print(tmp_path, nullius_installs):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from nullius_agent_codex import plugin
-from nullius_core.testing import isolated_env, processes_under, run_cli
+from nullius_core.testing import files_holding, isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_codex.player"  # shipped in this distribution
@@ -59,10 +59,6 @@ def job_of(world: Any, row: dict[str, Any]) -> Path:
 def score(job: Path, unit: str) -> dict[str, Any]:
     return json.loads((job / unit / "verifier" / "score.json").read_text())
 
-
-
-def files_holding(folder: Path, needle: bytes) -> list[str]:
-    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]
 
 
 def test_the_definition_and_the_catalogue(world):

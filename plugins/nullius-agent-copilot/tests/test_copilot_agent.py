@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from nullius_agent_copilot import plugin
-from nullius_core.testing import isolated_env, processes_under, run_cli
+from nullius_core.testing import files_holding, isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_copilot.player"  # shipped in this distribution
@@ -34,10 +34,6 @@ pytestmark = pytest.mark.slow
 
 
 leftovers = processes_under  # what a test's agents left running (nullius_core.testing)
-
-
-def files_holding(folder: Path, needle: bytes) -> list[str]:
-    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]
 
 
 @pytest.fixture(scope="module")

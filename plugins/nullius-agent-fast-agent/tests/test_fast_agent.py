@@ -18,7 +18,8 @@ import pytest
 
 from nullius_agent_fast_agent import plugin
 from nullius_core.testing import run_cli
-from nullius_core.testing.agent_proofs import agent_world, called_tools, offered_tools, prove_ports, trial_calls, wrong_answers_prove_nothing
+from nullius_core.testing.agent_proofs import agent_world
+from nullius_core.testing.chat import read_chat
 
 PLAYER = "nullius_agent_fast_agent.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "fast-agent" / "agent.json").read_text())
@@ -34,9 +35,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, nullius_installs):
     """One isolated home for the module; fast-agent is installed into the session's STANDARD_DIR once."""
-    root = tmp_path_factory.mktemp("fast-agent")
-    with agent_world(root, nullius_installs, "fast-agent", f"{PLAYER}:respond", MODEL, KEY, clear=("GENERIC_", "FAST_AGENT_")) as world:
-        yield world
+    with agent_world(tmp_path_factory.mktemp("fast-agent"), nullius_installs, "fast-agent", MODEL, KEY, f"{PLAYER}:respond",
+                     drop=("GENERIC_", "FAST_AGENT_")) as made:
+        yield made
 
 
 def test_the_definition_and_the_catalogue(world):
@@ -51,16 +52,26 @@ def test_the_definition_and_the_catalogue(world):
 
 def test_fast_agent_proves_every_port_and_every_skill(world):
     world.fake.use(f"{PLAYER}:respond")
-    prove_ports(world, PORTS, VERSION, KEY, SKILLS)
-    for trial in trial_calls(world.jobs):
+    world.fake.clear()
+    rows = world.prove(PORTS, VERSION)
+    assert set(rows["agent.tools/v1"]["skills"]) == SKILLS, rows["agent.tools/v1"]
+    trials = [p.parent for p in world.jobs.glob("*/*/result.json")]
+    for trial in trials:
         agent = json.loads((trial / "result.json").read_text())["standard"]["agent"]
         assert agent["info"] == {"name": "fast-agent-acp", "version": VERSION} and agent["killed_at_end"] == [], agent
     # what fast-agent sent: Chat Completions, streamed, its own tools and the session's MCP tools (office__<tool>)
     requests = list(world.fake.requests)
-    assert all(r.body["stream"] for r in requests)
-    assert {"bash", "read_text_file", "write_text_file", "edit_file", "office__locate_parcel"} <= offered_tools(requests)
-    assert {"bash", "write_text_file", "read_text_file", "edit_file", "office__book_collection"} <= called_tools(requests)
+    assert all(r.path == "/v1/chat/completions" and r.body["model"] == MODEL and r.body["stream"] for r in requests)
+    offered, called = offered_and_called(requests)
+    assert {"bash", "read_text_file", "write_text_file", "edit_file", "office__locate_parcel"} <= offered, offered
+    assert {"bash", "write_text_file", "read_text_file", "edit_file", "office__book_collection"} <= called, called
+    world.assert_clean(trials)
 
 
 def test_a_model_that_answers_wrongly_proves_nothing(world):
-    wrong_answers_prove_nothing(world, f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
+    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
+
+
+def offered_and_called(requests) -> tuple[set[str], set[str]]:
+    """The tools the agent offered its model, and those the model called (as the agent sent the calls back)."""
+    return {t for r in requests for t in r.tools}, {tool for r in requests for tool, _ in read_chat(r.body).calls}

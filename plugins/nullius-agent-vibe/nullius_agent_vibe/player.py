@@ -1,7 +1,7 @@
 """A scripted model that plays Nullius's agent kits as a capable model would, through Mistral Vibe's own tools.
 
 Vibe (vibe-acp, with a generic OpenAI provider) sends Chat Completions
-requests. This script answers:
+requests. This script answers (`nullius_core.testing.chat.ChatPlayer`):
 
 - agent.task/v1: the word the prompt asks for, alone.
 - agent.workspace/v1, write-file: `write_file` (`path`, absolute, under the
@@ -17,18 +17,18 @@ requests. This script answers:
   `async function main() { return await tools.<group>.<tool>({...}); }`.
 
 The working directory comes from the system prompt's `Absolute path:` line.
-Serve it with `nullius fake-model serve --script nullius_agent_vibe.player:respond`.
+Serve it with `nullius fake-model serve --script nullius_agent_vibe.player:respond`;
+`respond_wrongly` answers everything with a refusal.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
-from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
-from nullius_core.testing.kits import chat_turns, kit_reply, tools_kit_move, workspace_reply
-
+from nullius_core.testing.chat import ChatPlayer, ChatRead, FileTools, call, refuse
+from nullius_core.testing.fake_model import FakeRequest, Reply
+from nullius_core.testing.kits import FileMove, tools_kit_move
 
 OFFICE_TOOLS = ("dispatch_passphrase", "rate_quote", "locate_parcel", "shift_lead", "radio_call_sign", "customs_declaration",
                 "insurance_certificate", "delivery_receipt", "return_authorisation", "book_collection")
@@ -45,46 +45,41 @@ def _result(text: str) -> str:
     return found["content"] if isinstance(found, dict) and isinstance(found.get("content"), str) else text
 
 
-def _call(name: str, **arguments: Any) -> ToolCall:
-    return ToolCall(name=name, arguments=arguments)
-
-
-def _office(prompts: list[str], results: list[str]) -> Reply | None:
+def office(request: FakeRequest, read: ChatRead) -> Reply | None:
     """The tools kit's next move. Vibe offers MCP tools only as functions of its run_typescript sandbox,
     `tools.<group>.<tool>`: the first move asks search_tool_functions for the group's name."""
-    move = tools_kit_move(prompts[0], results[1:]) if prompts else None
+    if "run_typescript" not in request.tools:
+        return None
+    results = [_result(r) for r in read.results]
+    move = tools_kit_move(read.prompts[0], results[1:])
     if move is None:
         return None
     if not results:
-        return Reply(tool_calls=[_call("search_tool_functions", mode="best_match", query=move.tool.replace("_", " "))])
+        return call("search_tool_functions", mode="best_match", query=move.tool.replace("_", " "))
     group = re.search(r"([\w-]+)\.(?:" + "|".join(OFFICE_TOOLS) + r")\b", results[0])
     if group is None:
         return Reply(text="search_tool_functions found none of the office's tools.")
     if move.tool is None:
         return Reply(text=move.answer)
     code = f"async function main() {{\n  return await tools.{group.group(1)}.{move.tool}({json.dumps(move.arguments)});\n}}"
-    return Reply(tool_calls=[_call("run_typescript", code=code)])
+    return call("run_typescript", code=code)
 
 
-def respond(request: FakeRequest) -> Reply | None:
-    prompts, results, system = chat_turns(request.body if isinstance(request.body, dict) else {}, result=_result)
-    if "run_typescript" in request.tools:  # agent.tools/v1
-        moved = _office(prompts, results)
-        if moved is not None:
-            return moved
-    reply = kit_reply(prompts, results, request.tools)
-    if reply is not None:
-        return reply
-    home = re.search(r"Absolute path: (\S+)", system)  # agent.workspace/v1
-    if home is None:
-        return Reply(text="I cannot tell the working directory.")
-    return workspace_reply(  # write_file makes the folders it needs
-        home.group(1), prompts[-1], results,
-        write=lambda path, text: _call("write_file", path=path, content=text),
-        read=lambda path: _call("read_file", path=path),
-        edit=lambda path, old, new: _call("edit", file_path=path, old_string=old, new_string=new),
-    )
+TOOLS = FileTools("write_file", "read_file", "edit", path="path", content="content", old="old_string", new="new_string")
 
 
-def respond_wrongly(request: FakeRequest) -> Reply | None:
-    return Reply(text="I would rather not.")
+def files(move: FileMove) -> Reply:
+    """Vibe's file tools (write_file makes the folders it needs); `edit` names its path `file_path`, the others `path`."""
+    if move.action == "edit":
+        return call("edit", file_path=move.path, old_string=move.old, new_string=move.text)
+    return TOOLS(move)
+
+
+PLAYER = ChatPlayer(
+    cwd=re.compile(r"Absolute path: (\S+)"),
+    files=files,
+    office=office,
+    result=_result,
+)
+respond = PLAYER.respond
+respond_wrongly = refuse

@@ -17,7 +17,8 @@ import json
 import pytest
 
 from nullius_agent_vibe import plugin
-from nullius_core.testing.agent_proofs import agent_world, called_tools, offered_tools, prove_ports
+from nullius_core.testing.agent_proofs import agent_world
+from nullius_core.testing.chat import read_chat
 
 PLAYER = "nullius_agent_vibe.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "vibe" / "agent.json").read_text())
@@ -33,16 +34,30 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, nullius_installs):
     """One isolated home for the module; Vibe is installed into the session's STANDARD_DIR once."""
-    root = tmp_path_factory.mktemp("vibe")
-    with agent_world(root, nullius_installs, "vibe", f"{PLAYER}:respond", MODEL, KEY, clear=("MISTRAL_", "VIBE_")) as world:
-        yield world
+    with agent_world(tmp_path_factory.mktemp("vibe"), nullius_installs, "vibe", MODEL, KEY, f"{PLAYER}:respond",
+                     drop=("MISTRAL_", "VIBE_")) as made:
+        yield made
 
 
 def test_vibe_proves_every_port_and_every_skill(world):
     world.fake.use(f"{PLAYER}:respond")
-    prove_ports(world, PORTS, VERSION, KEY, SKILLS)
+    world.fake.clear()
+    rows = world.prove(PORTS, VERSION)
+    assert set(rows["agent.tools/v1"]["skills"]) == SKILLS, rows["agent.tools/v1"]
     # the office's tools are never offered by name: only through search_tool_functions and run_typescript
     requests = list(world.fake.requests)
-    assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= offered_tools(requests)
-    assert not any(name.endswith("locate_parcel") for name in offered_tools(requests))
-    assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= called_tools(requests)
+    assert all(r.path == "/v1/chat/completions" and r.body["model"] == MODEL for r in requests)
+    offered, called = offered_and_called(requests)
+    assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= offered, offered
+    assert not any(name.endswith("locate_parcel") for name in offered)
+    assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= called, called
+    world.assert_clean(p.parent for p in world.jobs.glob("*/*/result.json"))
+
+
+def test_a_model_that_answers_wrongly_proves_nothing(world):
+    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
+
+
+def offered_and_called(requests) -> tuple[set[str], set[str]]:
+    """The tools the agent offered its model, and those the model called (as the agent sent the calls back)."""
+    return {t for r in requests for t in r.tools}, {tool for r in requests for tool, _ in read_chat(r.body).calls}

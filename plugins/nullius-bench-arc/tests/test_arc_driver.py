@@ -39,8 +39,10 @@ def data_file(venv, dataset):
 
 
 class Driver:
-    def __init__(self, python, dataset_file, cwd, script=HERE / "driver.py"):
+    def __init__(self, python, dataset_file, cwd, script=HERE / "driver.py", answer=None):
         env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "NULLIUS_DATASET": str(dataset_file)}
+        if answer is not None:
+            env["NULLIUS_OPTION_ANSWER"] = answer
         self.err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([str(python), str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env, cwd=cwd, text=True, bufsize=1)
@@ -121,6 +123,7 @@ def test_the_last_grids_count_and_a_task_scores_its_share(arc2, venv):
     assert both["passed"] is True and both["reward"] == 1.0
     half = score(arc2, unit, f"{json.dumps(first)}\n{json.dumps(first)}")
     assert half["passed"] is False and half["reward"] == 0.5 and half["detail"]["solved"] == [True, False]
+    assert half["parts"] == {"by": "test", "parts": [{"test": 1, "reward": 1.0}, {"test": 2, "reward": 0.0}]}  # no n: the task weighs 1
     assert score(arc2, unit, json.dumps(first))["detail"]["solved"] == [True, False]  # fewer grids: the first tests, in order
 
 
@@ -149,8 +152,7 @@ def test_the_leak_check_sees_a_leaking_copy(venv, tmp_path):
     unit, task = one_test(venv)
     leaking = tmp_path / "leaking.py"
     leaking.write_text((HERE / "driver.py").read_text().replace(
-        'return {"prompt": prompt(task_of(request))}',
-        'return {"prompt": prompt(task_of(request)) + "\\n" + oracle(task_of(request))}'))
+        'else prompt(task)}', 'else prompt(task) + "\\n" + oracle(task)}'))
     driver = Driver(venv, data_file(venv, DS), tmp_path, script=leaking)
     try:
         prompt = driver.call("setup", unit=unit, dataset=DS, dir=".")["prompt"]
@@ -158,3 +160,43 @@ def test_the_leak_check_sees_a_leaking_copy(venv, tmp_path):
     finally:
         driver.close()
     assert len(answer.strip()) >= 12 and answer.strip() in prompt  # what prove's leak check looks for (run/prove.py _leak)
+
+
+def test_the_workspace_way_hands_task_json_and_reads_answer_json(venv, tmp_path):
+    """answer=workspace: task.json without the test outputs, the grids read from answer.json (never the answer's text)."""
+    unit, task = two_tests(venv)
+    first, second = (pair["output"] for pair in task["test"])
+    driver = Driver(venv, data_file(venv, DS), tmp_path, answer="workspace")
+    unit_dir = tmp_path / "unit"
+    unit_dir.mkdir()
+    here = {"unit": unit, "dataset": DS, "dir": str(unit_dir)}
+
+    def scored(content=None, answer=""):
+        if content is not None:
+            (unit_dir / "answer.json").write_text(content)
+        return driver.call("score", **here, answer=answer, transcript=[])
+
+    try:
+        prompt = driver.call("setup", **here)["prompt"]
+        shown = json.loads((unit_dir / "task.json").read_text())
+        assert shown == {"train": task["train"], "test": [{"input": p["input"]} for p in task["test"]]}
+        assert "task.json" in prompt and "answer.json" in prompt and json.dumps(first, separators=(",", ":")) not in prompt
+        assert scored(answer=json.dumps([first, second]))["detail"]["problem"] == "answer.json was not written"
+        assert driver.call("oracle", **here)["answer"] == oracle_text(task)
+        assert scored()["passed"] is True  # the oracle wrote answer.json
+        half = scored(json.dumps([first, first]))
+        assert half["reward"] == 0.5 and half["parts"]["parts"][1] == {"test": 2, "reward": 0.0} and half["detail"]["way"] == "workspace"
+        assert scored(json.dumps(first))["detail"]["solved"] == [True, False]  # one grid: the first test input's
+        assert scored("[[1,")["detail"]["problem"].startswith("answer.json is not JSON")
+        assert scored('{"grid": 1}')["detail"]["problem"] == "answer.json is neither a grid nor a list of grids"
+    finally:
+        driver.close()
+    bad = Driver(venv, data_file(venv, DS), tmp_path, answer="file")
+    try:
+        assert "expected one of task, workspace" in bad.call("setup", **here)["error"]
+    finally:
+        bad.close()
+
+
+def oracle_text(task):
+    return "\n".join(json.dumps(p["output"], separators=(",", ":")) for p in task["test"])

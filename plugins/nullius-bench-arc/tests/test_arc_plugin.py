@@ -32,3 +32,13 @@ def test_the_plugin_ships_no_data():
     folder = plugin.CATALOGUE / "benchmarks" / "arc-agi"
     assert sorted(p.name for p in folder.iterdir() if p.name != "__pycache__") == [
         "benchmark.json", "driver.py", "standard.json", "upstream-settings.json"]
+
+
+def test_the_workspace_way_needs_agent_workspace_instead_of_agent_task(nullius_session):
+    from nullius_core.ports.fit import needs_of
+
+    session = nullius_session()
+    standard = session.catalogue.load(session.catalogue.get("benchmark", "arc-agi")).resolve("arc-agi").standard
+    assert needs_of(standard) == needs_of(standard, {"answer": "task"}) == ["agent.task/v1"]
+    assert needs_of(standard, {"answer": "workspace"}) == ["agent.workspace/v1"]
+    assert standard.limits.attempts == 2 and standard.leaderboard.repeat == 2  # ARC's pass@2

@@ -9,7 +9,15 @@ name says which half ("...-training" reads "train", "...-evaluation" "eval").
 A grid is written as JSON on one line, its rows in order: [[0,1],[2,3]].
 Scoring is ARC's: a test output is solved when every cell of the answer's
 grid equals the reference's (so its shape too); the task's reward is the
-fraction of its test inputs solved. Logs go to stderr.
+fraction of its test inputs solved, and its `parts` say which test inputs
+(one part per test input, in order, so the core can combine a unit's
+attempts per test input: ARC's pass@2). Logs go to stderr.
+
+The option `answer` ($NULLIUS_OPTION_ANSWER) says how the grids come back:
+`task` (the default) in the answer's text; `workspace`: setup writes the
+task without its test outputs to task.json in the unit's folder, and the
+agent writes answer.json there, a JSON list of grids, one per test input in
+order (a single grid is taken as the list of one).
 """
 
 import json
@@ -17,6 +25,15 @@ import os
 import sys
 
 HALVES = {"training": "train", "evaluation": "eval"}
+WAYS = ("task", "workspace")
+TASK_FILE, ANSWER_FILE = "task.json", "answer.json"
+WORKSPACE_PROMPT = (
+    "The task is in {task} in your working folder: \"train\" holds the training pairs (each an \"input\" and an \"output\" grid), "
+    "\"test\" the test input{s} (each an \"input\" grid). Each grid is a JSON list of rows, each row a list of colours 0-9. "
+    "Find the rule that maps every training input to its output, and apply it to the test input{s}. Write the output grid{s} "
+    "to {answer} in your working folder as a JSON list of grids, one per test input in the order of the test inputs "
+    "(this task has {n})."
+)
 INSTRUCTION = (
     "Each grid above is a JSON list of rows, each row a list of colours 0-9. Find the rule that maps every "
     "training input to its output, and apply it to the test input{s}. End your reply with the output grid{s}, "
@@ -38,6 +55,14 @@ def tasks(dataset):
         with open(path, encoding="utf-8") as handle:
             _DATA[dataset] = json.load(handle)[half]
     return _DATA[dataset]
+
+
+def way():
+    """The option `answer`: `task` (the grids in the answer) or `workspace` (the grids in answer.json)."""
+    value = os.environ.get("NULLIUS_OPTION_ANSWER") or "task"
+    if value not in WAYS:
+        raise ValueError(f"option answer is {value!r}: expected one of {', '.join(WAYS)}")
+    return value
 
 
 def task_of(request):
@@ -64,8 +89,24 @@ def prompt(task):
     return "\n".join(lines)
 
 
+def workspace_setup(task, folder):
+    """task.json (the training pairs and the test inputs, never their outputs) in the unit's folder, and the prompt naming it."""
+    shown = {"train": task["train"], "test": [{"input": pair["input"]} for pair in task["test"]]}
+    with open(os.path.join(folder, TASK_FILE), "w", encoding="utf-8") as handle:
+        json.dump(shown, handle, separators=(",", ":"))
+    n = len(task["test"])
+    return WORKSPACE_PROMPT.format(task=TASK_FILE, answer=ANSWER_FILE, s="s" if n > 1 else "", n=n)
+
+
 def oracle(task):
     return "\n".join(grid_text(pair["output"]) for pair in task["test"])
+
+
+def write_oracle(task, folder):
+    """The workspace way's reference: answer.json, each grid alone on its line (so the leak check looks for exactly the grid)."""
+    grids = [grid_text(pair["output"]) for pair in task["test"]]
+    with open(os.path.join(folder, ANSWER_FILE), "w", encoding="utf-8") as handle:
+        handle.write("[\n" + "\n,\n".join(grids) + "\n]\n")
 
 
 def _is_grid(value):
@@ -93,16 +134,42 @@ def grids_in(text):
             i += 1
 
 
+def grids_in_file(folder):
+    """The grids of answer.json, and what was wrong with it (None when it is a grid or a list of grids)."""
+    path = os.path.join(folder or ".", ANSWER_FILE)
+    if not os.path.isfile(path):
+        return [], f"{ANSWER_FILE} was not written"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return [], f"{ANSWER_FILE} is not JSON: {exc}"
+    if _is_grid(value):
+        return [value], None
+    if isinstance(value, list) and all(g is None or _is_grid(g) for g in value):
+        return value, None
+    return [], f"{ANSWER_FILE} is neither a grid nor a list of grids"
+
+
 def score(request):
     task = task_of(request)
     expected = [pair["output"] for pair in task["test"]]
-    found = grids_in(request.get("answer") or "")
-    given = found[-len(expected):] if len(found) >= len(expected) else found + [None] * (len(expected) - len(found))
+    problem = None
+    if way() == "workspace":
+        found, problem = grids_in_file(request.get("dir"))
+        given = (found + [None] * len(expected))[:len(expected)]  # the file's list is in the order of the test inputs
+    else:
+        found = grids_in(request.get("answer") or "")
+        given = found[-len(expected):] if len(found) >= len(expected) else found + [None] * (len(expected) - len(found))
     solved = [g == e for g, e in zip(given, expected)]
     reward = sum(solved) / len(solved)
-    detail = {"tests": len(expected), "solved": solved, "grids_found": len(found),
+    detail = {"way": way(), "tests": len(expected), "solved": solved, "grids_found": len(found),
               "shapes": [[len(g), len(g[0])] if g else None for g in given]}
-    return {"reward": reward, "passed": all(solved), "detail": detail}
+    if problem:
+        detail["problem"] = problem
+    # one part per test input, each weighing the same within the task; no `n`: a task weighs 1 in the mean, as ARC's score does
+    parts = {"by": "test", "parts": [{"test": i, "reward": 1.0 if ok else 0.0} for i, ok in enumerate(solved, 1)]}
+    return {"reward": reward, "passed": all(solved), "detail": detail, "parts": parts}
 
 
 def handle(request):
@@ -112,9 +179,13 @@ def handle(request):
     if op == "units":
         return {"units": list(tasks(request.get("dataset")))}
     if op == "setup":
-        return {"prompt": prompt(task_of(request))}
+        task = task_of(request)
+        return {"prompt": workspace_setup(task, request["dir"]) if way() == "workspace" else prompt(task)}
     if op == "oracle":
-        return {"answer": oracle(task_of(request))}
+        task = task_of(request)
+        if way() == "workspace":
+            write_oracle(task, request["dir"])
+        return {"answer": oracle(task)}
     if op == "score":
         return score(request)
     return {"error": f"unknown op {op!r}"}

@@ -1,0 +1,1 @@
+"""OpenCode as a Nullius agent."""

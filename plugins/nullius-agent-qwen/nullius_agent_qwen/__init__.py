@@ -1,0 +1,1 @@
+"""Qwen Code as a Nullius agent."""
