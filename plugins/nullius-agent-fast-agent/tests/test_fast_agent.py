@@ -18,8 +18,7 @@ import pytest
 
 from nullius_agent_fast_agent import plugin
 from nullius_core.testing import run_cli
-from nullius_core.testing.agent_proofs import agent_world
-from nullius_core.testing.chat import read_chat
+from nullius_core.testing.agent_proofs import agent_world, tools_seen
 
 PLAYER = "nullius_agent_fast_agent.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "fast-agent" / "agent.json").read_text())
@@ -62,7 +61,7 @@ def test_fast_agent_proves_every_port_and_every_skill(world):
     # what fast-agent sent: Chat Completions, streamed, its own tools and the session's MCP tools (office__<tool>)
     requests = list(world.fake.requests)
     assert all(r.path == "/v1/chat/completions" and r.body["model"] == MODEL and r.body["stream"] for r in requests)
-    offered, called = offered_and_called(requests)
+    offered, called = tools_seen(requests)
     assert {"bash", "read_text_file", "write_text_file", "edit_file", "office__locate_parcel"} <= offered, offered
     assert {"bash", "write_text_file", "read_text_file", "edit_file", "office__book_collection"} <= called, called
     world.assert_clean(trials)
@@ -71,7 +70,3 @@ def test_fast_agent_proves_every_port_and_every_skill(world):
 def test_a_model_that_answers_wrongly_proves_nothing(world):
     world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
 
-
-def offered_and_called(requests) -> tuple[set[str], set[str]]:
-    """The tools the agent offered its model, and those the model called (as the agent sent the calls back)."""
-    return {t for r in requests for t in r.tools}, {tool for r in requests for tool, _ in read_chat(r.body).calls}

@@ -17,8 +17,7 @@ import json
 import pytest
 
 from nullius_agent_vibe import plugin
-from nullius_core.testing.agent_proofs import agent_world
-from nullius_core.testing.chat import read_chat
+from nullius_core.testing.agent_proofs import agent_world, tools_seen
 
 PLAYER = "nullius_agent_vibe.player"  # shipped in this distribution
 DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "vibe" / "agent.json").read_text())
@@ -47,7 +46,7 @@ def test_vibe_proves_every_port_and_every_skill(world):
     # the office's tools are never offered by name: only through search_tool_functions and run_typescript
     requests = list(world.fake.requests)
     assert all(r.path == "/v1/chat/completions" and r.body["model"] == MODEL for r in requests)
-    offered, called = offered_and_called(requests)
+    offered, called = tools_seen(requests)
     assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= offered, offered
     assert not any(name.endswith("locate_parcel") for name in offered)
     assert {"write_file", "read_file", "edit", "search_tool_functions", "run_typescript"} <= called, called
@@ -57,7 +56,3 @@ def test_vibe_proves_every_port_and_every_skill(world):
 def test_a_model_that_answers_wrongly_proves_nothing(world):
     world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
 
-
-def offered_and_called(requests) -> tuple[set[str], set[str]]:
-    """The tools the agent offered its model, and those the model called (as the agent sent the calls back)."""
-    return {t for r in requests for t in r.tools}, {tool for r in requests for tool, _ in read_chat(r.body).calls}
