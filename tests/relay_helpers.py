@@ -19,9 +19,9 @@ KEY = "sk-relay-holds-this-key-0123456789"
 class RelayThread:
     """A relay on its own event loop in a thread, with routes for two units."""
 
-    def __init__(self, base_url: str, folder: Path, env: dict, **route_options):
+    def __init__(self, base_url: str, folder: Path, env: dict, provider: str = "openai-compatible", **route_options):
         session = make_session(env)
-        spec = session.providers.get("openai-compatible")
+        spec = session.providers.get(provider)
         self.upstream = Upstream(provider=spec, base_url=base_url, key=KEY)
         from nullius_core.relay.upstreams import apis
 

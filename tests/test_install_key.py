@@ -132,3 +132,57 @@ def test_a_python_on_path_that_does_not_run_is_passed_over(tmp_path, monkeypatch
     found = find_python(version)
     assert Path(found.path) != broken and Path(found.path).is_relative_to(pyenv)
     assert found.version.startswith(version + ".")
+
+
+NO_DEPS_DRIVER = '''
+import json, sys
+from importlib import metadata
+
+def installed(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+for line in sys.stdin:
+    op = json.loads(line)["op"]
+    if op == "units":
+        reply = {"units": ["u0"]}
+    elif op == "setup":
+        reply = {"prompt": "What is installed?"}
+    elif op == "oracle":
+        reply = {"answer": json.dumps({n: installed(n) for n in ("requests", "urllib3", "idna")})}
+    else:
+        got = json.loads(json.loads(line)["answer"] or "{}")
+        ok = got == {"requests": "2.34.2", "urllib3": None, "idna": "3.20"}
+        reply = {"reward": float(ok), "passed": ok, "detail": got}
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    sys.stdout.flush()
+'''
+
+
+def test_no_deps_installs_a_package_without_its_declared_dependencies(nullius_env, tmp_path):
+    """`install.no_deps`: pip install --no-deps of each pin, after `pip`; a pin that is not name==version is refused."""
+    folder = tmp_path / "catalogue" / "benchmarks" / "nodeps"
+    folder.mkdir(parents=True)
+    (folder / "driver.py").write_text(NO_DEPS_DRIVER)
+    (folder / "benchmark.json").write_text(json.dumps({"name": "No deps", "summary": "A fixture: install.no_deps.", "harness": "standard"}))
+    (folder / "upstream-settings.json").write_text(json.dumps({"settings": []}))
+    standard = {
+        "schema": "nullius.standard/v1", "needs": ["agent.task/v1"], "upstream": {"pypi": "requests", "version": "2.34.2"},
+        "datasets": {"test": {"units": 1}},
+        "driver": {"command": ["{install}/.venv/bin/python", "{here}/driver.py"],
+                   "install": {"pip": ["idna==3.20"], "no_deps": ["requests==2.34.2"]}},
+        "controls": {"nop": {"source": "nullius", "from": "empty"}, "oracle": {"source": "nullius", "from": "what is installed"}},
+    }
+    (folder / "standard.json").write_text(json.dumps(standard))
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue"), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
+    assert run_cli(["check"], env).code == 0
+    ran = run_cli(["run", "nodeps", "oracle", "--job-name", "o"], env, timeout=INSTALL_SECONDS)
+    assert ran.code == 0, ran.output
+    detail = json.loads((tmp_path / "jobs" / "o" / "u0" / "verifier" / "score.json").read_text())["detail"]
+    assert detail == {"requests": "2.34.2", "urllib3": None, "idna": "3.20"}  # requests' own urllib3 was not pulled in
+    standard["driver"]["install"]["no_deps"] = ["requests>=2"]
+    (folder / "standard.json").write_text(json.dumps(standard))
+    refused = run_cli(["check"], env)
+    assert refused.code == 2 and "$.driver.install.no_deps[0]: expected a pinned requirement (name==version), found 'requests>=2'" in refused.output

@@ -59,7 +59,7 @@ class Tap(Protocol):
 
 class ModelApi(Protocol):
     name: str
-    provider_api: str  # "openai" or "anthropic": which providers speak it
+    provider_api: str  # "openai", "anthropic" or "gemini": which providers speak it
 
     def send(self, body: dict[str, Any], model: str | None, routing: dict[str, Any] | None) -> Sent: ...
 

@@ -46,7 +46,7 @@ class ModelWiring:
     `side_models` are models the agent asks besides the run's, sent as asked.
     """
 
-    api: Literal["openai-chat", "openai-responses", "anthropic"]
+    api: Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
     env: dict[str, str] = attrs.field(factory=dict)
     files: dict[str, str] = attrs.field(factory=dict)
     side_models: list[str] = attrs.field(factory=list)

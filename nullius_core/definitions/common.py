@@ -135,6 +135,7 @@ class Install:
 
     python: str | None = None
     pip: list[str] | None = None
+    no_deps: list[str] | None = None
     npm: list[str] | None = None
     indexes: list[Index] | None = None
     wheels: list[Wheel] | None = None
@@ -146,6 +147,9 @@ class Install:
         for i, req in enumerate(self.pip or []):
             if not PINNED_PIP.match(req):
                 yield ("pip", i), f"expected a pinned requirement (name==version), found {req!r}"
+        for i, req in enumerate(self.no_deps or []):
+            if not PINNED_PIP.match(req):
+                yield ("no_deps", i), f"expected a pinned requirement (name==version), found {req!r}"
         for i, req in enumerate(self.npm or []):
             if not PINNED_NPM.match(req):
                 yield ("npm", i), f"expected a pinned package (name@version), found {req!r}"

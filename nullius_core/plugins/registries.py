@@ -130,7 +130,12 @@ class BackendRegistry(Registry[BackendSpec]):
 
 @attrs.frozen(kw_only=True)
 class ModelApiSpec:
-    """A model API the relay passes through: its request paths and its reader."""
+    """A model API the relay passes through: its request paths and its reader.
+
+    A path may name the model as `{model}` (one segment, no `/` or `:`), as
+    Gemini's `/v1beta/models/{model}:generateContent` does: the relay reads
+    the model asked from it and sends the run's model in its place.
+    """
 
     name: str
     summary: str
@@ -156,11 +161,11 @@ class ProviderSpec:
 
     name: str
     summary: str
-    apis: tuple[Literal["openai", "anthropic"], ...]
+    apis: tuple[Literal["openai", "anthropic", "gemini"], ...]
     key_env: str | None
     base_url: str | None
     base_url_env: str | None = None
-    key_header: Literal["authorization", "x-api-key"] = "authorization"
+    key_header: Literal["authorization", "x-api-key", "x-goog-api-key"] = "authorization"  # authorization: as a Bearer token
     key_optional: bool = False
     routes_to_several: bool = False
     # A provider that serves its model itself (a model on this machine): the run's model when

@@ -1,19 +1,22 @@
 """The relay server: per-unit routes, the provider's key, every call recorded.
 
 `/<unit>/v1/<path>` is a unit's route (`<unit>-judge` and `<unit>-simulator`
-are routes of their own). A caller shows its route's token (Bearer or
-x-api-key) and never sees the provider's key, which the relay puts in the
+are routes of their own). A caller shows its route's token (Bearer,
+x-api-key or x-goog-api-key) and never sees the provider's key, which the relay puts in the
 header the provider expects, and takes out of whatever comes back
 (`shield.py`). Streams pass through event by event, in order, unknown events
 included (`forward.py`). A 429 reaches the caller as it came, never retried;
 an upstream error passes with its status; a connection failure is a 502; a
 call past its limit is cut; a call the relay itself cannot serve is a JSON
-503 or 500. Each call is one line of the route's calls.jsonl.
+503 or 500. Each call is one line of the route's calls.jsonl. A path that
+names the model (Gemini's `/v1beta/models/{model}:generateContent`) is sent
+with the run's model in its place, as a body's `model` is for the others.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import time
 import uuid
@@ -71,7 +74,26 @@ def _caller_token(request: web.Request) -> str | None:
     auth = request.headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip()
-    return request.headers.get("x-api-key")
+    return request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
+
+
+@attrs.frozen
+class PathMatch:
+    """The API a caller's path is for, and the model named in the path (Gemini's `/models/{model}:...`), if any."""
+
+    api: ModelApi
+    template: str
+    model: str | None = None
+
+    def sent_path(self, model: str | None) -> str:
+        """The path the provider gets: the run's model in place of the caller's."""
+        return self.template.replace("{model}", model or self.model or "")
+
+
+def _template(path: str) -> re.Pattern[str]:
+    """`/v1beta/models/{model}:generateContent` as a pattern: the model is one segment, without `/` or `:`."""
+    head, _, tail = path.partition("{model}")
+    return re.compile(re.escape(head) + r"(?P<model>[^/:]+)" + re.escape(tail) + r"\Z")
 
 
 def _effort(body: dict[str, Any]) -> Any:
@@ -84,7 +106,13 @@ def _effort(body: dict[str, Any]) -> Any:
     if isinstance(output, dict) and "effort" in output:  # Anthropic's effort
         return output["effort"]
     thinking = body.get("thinking")
-    return thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+    if isinstance(thinking, dict):
+        return thinking.get("budget_tokens")
+    config = body.get("generationConfig")  # Gemini's: a level, or a budget of thinking tokens
+    thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
+    if isinstance(thinking, dict):
+        return thinking.get("thinkingLevel", thinking.get("thinkingBudget"))
+    return None
 
 
 class Relay:
@@ -93,11 +121,14 @@ class Relay:
         self.upstream = upstream
         self.meter = meter  # prices each call as it is recorded (meter.py)
         self.by_path: dict[str, ModelApi] = {}
+        self.by_template: list[tuple[re.Pattern[str], str, ModelApi]] = []  # paths naming the model
         for paths, api in apis:
             for path in paths:
                 if path in self.by_path:
                     raise ValueError(f"model APIs {self.by_path[path].name!r} and {api.name!r} both serve {path}")
                 self.by_path[path] = api
+                if "{model}" in path:
+                    self.by_template.append((_template(path), path, api))
         self.routes: dict[str, Route] = {}
         self._tokens: dict[str, str] = {}
         self.cleaner = Cleaner(hidden=[upstream.key] if upstream.key else [])  # recorded nowhere, handed back to no caller
@@ -194,10 +225,10 @@ class Relay:
         if token != route.token:
             if token in self._tokens:
                 return error_reply(403, "forbidden", "this token is another route's")
-            return error_reply(401, "unauthorized", "this route's token is required (Bearer or x-api-key)")
+            return error_reply(401, "unauthorized", "this route's token is required (Bearer, x-api-key or x-goog-api-key)")
         path = "/" + request.match_info["tail"]
-        api = self.by_path.get(path)
-        if request.method != "POST" or api is None:
+        match = self._match(path)
+        if request.method != "POST" or match is None:
             return error_reply(404, "not_found", f"the relay passes POST {', '.join(sorted(self.by_path))}; not {request.method} {path}")
         try:
             raw = await request.read()
@@ -211,16 +242,27 @@ class Relay:
         route.in_flight += 1
         route.idle.clear()
         try:
-            return await self._call(request, route, api, body, raw, started, t0)
+            return await self._call(request, route, match, body, raw, started, t0)
         finally:
             route.in_flight -= 1
             if route.in_flight == 0:
                 route.idle.set()
 
+    def _match(self, path: str) -> PathMatch | None:
+        api = self.by_path.get(path)
+        if api is not None and "{model}" not in path:
+            return PathMatch(api=api, template=path)
+        for pattern, template, api in self.by_template:
+            found = pattern.match(path)
+            if found:
+                return PathMatch(api=api, template=template, model=found["model"])
+        return None
+
     async def _call(
-        self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], raw: bytes, started: Any, t0: float
+        self, request: web.Request, route: Route, match: PathMatch, body: dict[str, Any], raw: bytes, started: Any, t0: float
     ) -> web.StreamResponse:
-        record, model = self._record(request, route, api, body, started)
+        api = match.api
+        record, model = self._record(request, route, match, body, started)
         passage = Passage()
         try:
             guard = route.recorder.stopped() if route.kind == "agent" and not record["side"] else None
@@ -230,7 +272,8 @@ class Relay:
                 return error_reply(403, "stopped", f"the benchmark stopped this unit's calls: {guard}")
             sent = api.send(body, model, self._routing(route, record, body, model))
             assert self._session is not None
-            response = await forward(self._session, request, self._url(record["path"], request), self._headers(request), api, sent,
+            url = self._url(match.sent_path(model), request)
+            response = await forward(self._session, request, url, self._headers(request), api, sent,
                                      record, t0, route.call_seconds, self.cleaner.shield, passage)
         except asyncio.CancelledError:  # the relay is stopping (the end of a run): the call is cut, and recorded so
             record["cut"] = "the relay stopped before the reply ended"
@@ -245,9 +288,10 @@ class Relay:
             request.transport.abort()
         return response
 
-    def _record(self, request: web.Request, route: Route, api: ModelApi, body: dict[str, Any], started: Any) -> tuple[dict[str, Any], str | None]:
+    def _record(self, request: web.Request, route: Route, match: PathMatch, body: dict[str, Any], started: Any) -> tuple[dict[str, Any], str | None]:
         """The call's record as far as the request tells it, and the model to send (None: as asked)."""
-        asked = body.get("model")
+        api = match.api
+        asked = match.model if match.model is not None else body.get("model")
         side = isinstance(asked, str) and asked in route.side_models
         model = None if side or route.model is None else route.model
         return {
@@ -260,7 +304,8 @@ class Relay:
             "model_asked": asked,
             "model_sent": model or asked,
             "side": side,
-            "stream": body.get("stream") is True,
+            # Gemini asks for a stream in its path and query (`:streamGenerateContent?alt=sse`), not its body
+            "stream": body.get("stream") is True or request.query.get("alt") == "sse",
             "key_headers": sorted({k.lower() for k in request.headers if credential_name(k)}),
             "request": {"reasoning_effort": _effort(body)},
         }, model
@@ -314,7 +359,9 @@ class Relay:
 
     def _url(self, path: str, request: web.Request) -> str:
         url = self.upstream.base_url.rstrip("/") + path
-        return url + "?" + request.query_string if request.query_string else url
+        # a key in the query (Google's `?key=`) is the caller's token: never sent on
+        query = "&".join(part for part in request.query_string.split("&") if part and part.split("=", 1)[0] != "key")
+        return url + "?" + query if query else url
 
     def _headers(self, request: web.Request) -> dict[str, str]:
         """The caller's headers but its credentials and hop-by-hop ones; the relay's own key in the provider's header."""
@@ -323,8 +370,8 @@ class Relay:
         headers["Content-Type"] = "application/json"
         key = self.upstream.key
         if key:
-            if self.upstream.provider.key_header == "x-api-key":
-                headers["x-api-key"] = key
-            else:
+            if self.upstream.provider.key_header == "authorization":
                 headers["Authorization"] = f"Bearer {key}"
+            else:
+                headers[self.upstream.provider.key_header] = key
         return headers

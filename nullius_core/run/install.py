@@ -93,7 +93,7 @@ def _ask(argv: list[str]) -> str | None:
 
 
 def wants_python(install: Install) -> bool:
-    return bool(install.pip or install.indexes or install.wheels or install.project or install.python)
+    return bool(install.pip or install.no_deps or install.indexes or install.wheels or install.project or install.python)
 
 
 def digest(makings: Makings) -> str:
@@ -189,6 +189,10 @@ def _install(folder: Path, makings: Makings, upstream: Path | None) -> None:
     pip = [str(folder / ".venv" / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     if install.pip:
         _run([*pip, *install.pip], "pip install")
+    if install.no_deps:
+        # a package whose declared dependencies are not wanted (heavy ones its used modules never import):
+        # installed alone, what it needs being pinned in `pip`
+        _run([*pip, "--no-deps", *install.no_deps], "pip install --no-deps")
     for index in install.indexes or []:
         _run([*pip, "--extra-index-url", index.url, *index.packages], f"pip install from {index.url}")
     for wheel in install.wheels or []:

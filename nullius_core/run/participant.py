@@ -91,7 +91,7 @@ def prepare_agent(
     except upstreams.RelayRefused as exc:
         raise refused(str(exc)) from None
     api = resolved.model.api if resolved.model else "openai-chat"
-    wanted = "anthropic" if api == "anthropic" else "openai"
+    wanted = api if api in ("anthropic", "gemini") else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
     served = served_by(session, spec, upstream, progress, refused)

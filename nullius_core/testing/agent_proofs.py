@@ -27,6 +27,23 @@ CLI_SECONDS = 900  # a first run installs the agent from its registry, and a kit
 
 
 @attrs.frozen
+class Wire:
+    """A provider as the fake model stands in for it: the variable Nullius reads its key from, the fake model's URL
+    for it, and how the relay sends the key upstream."""
+
+    key_env: str
+    base_url: str  # the attribute of the fake model
+    header: str
+    value: str  # the header's value, {} the key
+
+
+WIRES = {
+    "openai": Wire("OPENAI_API_KEY", "openai_base_url", "authorization", "Bearer {}"),
+    "gemini": Wire("GEMINI_API_KEY", "base_url", "x-goog-api-key", "{}"),  # Gemini's paths start at /v1beta
+}
+
+
+@attrs.frozen
 class AgentWorld:
     agent: str  # its key in the catalogue
     model: str  # the name the fake model is asked by; the proofs name it
@@ -34,6 +51,7 @@ class AgentWorld:
     env: dict[str, str]
     fake: SyncFakeModel
     root: Path
+    provider: str = "openai"  # a key of WIRES
 
     @property
     def jobs(self) -> Path:
@@ -41,7 +59,8 @@ class AgentWorld:
 
     def cli(self, args: list[str]) -> CliResult:
         """`nullius ARGS` with the run's model, provider and the fake model as its base URL."""
-        result = run_cli([*args, "--model", self.model, "--provider", "openai", "--base-url", self.fake.openai_base_url],
+        base_url = getattr(self.fake, WIRES[self.provider].base_url)
+        result = run_cli([*args, "--model", self.model, "--provider", self.provider, "--base-url", base_url],
                          self.env, timeout=CLI_SECONDS)
         if "cannot be installed" in result.output:
             pytest.fail(f"{self.agent} could not be installed:\n" + result.output[-3000:])
@@ -96,7 +115,8 @@ class AgentWorld:
             assert calls and all(c["model_sent"] == self.model and c["status"] == 200 for c in calls), (trial, calls)
         for folder in (self.jobs, Path(self.env["XDG_CONFIG_HOME"])):
             assert files_holding(folder, self.key.encode()) == []
-        assert all(r.headers.get("authorization") == f"Bearer {self.key}" for r in self.fake.requests)  # the relay's, upstream
+        wire = WIRES[self.provider]
+        assert all(r.headers.get(wire.header) == wire.value.format(self.key) for r in self.fake.requests)  # the relay's, upstream
         assert processes_under(self.root) == []
 
     def run_gsm8k(self, backend: str, seed: Path) -> Path:
@@ -116,17 +136,17 @@ class AgentWorld:
 
 @contextmanager
 def agent_world(root: Path, installs: Path, agent: str, model: str, key: str, player: str,
-                drop: tuple[str, ...] = ()) -> Iterator[AgentWorld]:
-    """An isolated home under root (installs under `installs`), the key for the openai provider, and the fake
-    model serving `player` (`module:function`). Variables starting with `drop` (the agent's own) are removed."""
+                drop: tuple[str, ...] = (), provider: str = "openai") -> Iterator[AgentWorld]:
+    """An isolated home under root (installs under `installs`), the key for `provider` (openai or gemini), and the
+    fake model serving `player` (`module:function`). Variables starting with `drop` (the agent's own) are removed."""
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.fail(f"node and npm must be on PATH: {agent} is installed from the npm registry")
     env = isolated_env(root, standard_dir=installs)
     for name in [k for k in env if k.startswith(("OPENAI_", "ANTHROPIC_", *drop))]:
         del env[name]
-    env["OPENAI_API_KEY"] = key  # the relay's, for the openai provider; never the agent's
+    env[WIRES[provider].key_env] = key  # the relay's, for the provider; never the agent's
     with running_fake_model(player) as fake:
-        yield AgentWorld(agent=agent, model=model, key=key, env=env, fake=fake, root=root)
+        yield AgentWorld(agent=agent, model=model, key=key, env=env, fake=fake, root=root, provider=provider)
     assert processes_under(root) == []
 
 

@@ -1,9 +1,10 @@
-"""Reading an OpenAI Chat Completions request as a model would: for the players (fake-model scripts) of agents that speak it.
+"""Reading a Chat Completions (or Gemini) request as a model would: for the players (fake-model scripts) of agents that speak it.
 
 `read_chat(body, framing)` gives the user's prompts in order (with the
 agent's own framing, such as `<system-reminder>` blocks, taken out), the
 tool results since the last prompt, and the whole text of the system and
-user messages, where agents state their working directory. `ChatPlayer` plays every
+user messages, where agents state their working directory. `read_gemini` reads
+a Gemini API body (`contents` of `parts`) into the same. `ChatPlayer` plays every
 agent kit through one agent's tools, given how that agent names them.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
+from nullius_core.testing.fake_model.request import gemini_result, gemini_text
 from nullius_core.testing.kits import FileMove, conversation_answer, task_word, tools_kit_move, workspace_kit_move
 
 
@@ -58,6 +60,34 @@ def read_chat(body: dict[str, Any], framing: re.Pattern[str] | None = None) -> C
         elif role == "tool":
             results.append(text)
             calls.append(asked.get(message.get("tool_call_id", ""), ("", {})))
+    return ChatRead(prompts=prompts, results=results, context="\n".join(context), calls=calls)
+
+
+def read_gemini(body: dict[str, Any], framing: re.Pattern[str] | None = None) -> ChatRead:
+    """Read a Gemini API body: user text parts are prompts, functionResponse parts results, the model's functionCall parts calls."""
+    prompts: list[str] = []
+    results: list[str] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
+    asked: dict[str, tuple[str, dict[str, Any]]] = {}  # the call's id (else its name) -> the call
+    context = [gemini_text(body.get("systemInstruction")) or ""]
+    for content in body.get("contents") or []:
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        if content.get("role", "user") == "model":
+            for made in (p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)):
+                args = made.get("args")
+                asked[made.get("id") or made.get("name", "")] = (made.get("name", ""), args if isinstance(args, dict) else {})
+            continue
+        text = gemini_text(content) or ""
+        context.append(text)
+        words = (framing.sub("", text) if framing else text).strip()
+        if words:
+            prompts.append(words)
+            results, calls = [], []
+        for part in parts:
+            if isinstance(part.get("functionResponse"), dict):
+                answer = part["functionResponse"]
+                results.append(gemini_result(part))
+                calls.append(asked.get(answer.get("id") or answer.get("name", ""), (answer.get("name", ""), {})))
     return ChatRead(prompts=prompts, results=results, context="\n".join(context), calls=calls)
 
 
@@ -134,7 +164,8 @@ class ChatPlayer:
     side_text: str = "Nullius kit"
 
     def respond(self, request: FakeRequest) -> Reply | None:
-        read = read_chat(request.body if isinstance(request.body, dict) else {}, self.framing)
+        body = request.body if isinstance(request.body, dict) else {}
+        read = (read_gemini if request.api == "gemini" else read_chat)(body, self.framing)
         if not read.prompts or not request.tools:
             return Reply(text=self.side_text)
         played = self.office(request, read)

@@ -43,5 +43,10 @@ def driver_environment(name: str, install: dict[str, Any]) -> Path:
                                   capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 raise RuntimeError(f"pip install of driver.install.pip failed:\n{done.stderr[-3000:]}")
+            if install.get("no_deps"):
+                done = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                                       *install["no_deps"]], capture_output=True, text=True, env=env)
+                if done.returncode != 0:
+                    raise RuntimeError(f"pip install --no-deps of driver.install.no_deps failed:\n{done.stderr[-3000:]}")
             (root / ".installed").write_text(json.dumps(install))
     return root

@@ -1,10 +1,12 @@
-"""The three model APIs the relay passes through: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
+"""The model APIs the relay passes through: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Gemini."""
 
 from __future__ import annotations
 
 from nullius_core import hookimpl
 from nullius_core.plugins import ModelApiRegistry, ModelApiSpec
 from nullius_plugins.model_apis.chat import ChatCompletions
+from nullius_plugins.model_apis.gemini import PATHS as GEMINI_PATHS
+from nullius_plugins.model_apis.gemini import Gemini
 from nullius_plugins.model_apis.messages import Messages
 from nullius_plugins.model_apis.responses import Responses
 
@@ -19,5 +21,13 @@ def nullius_register_model_apis(registry: ModelApiRegistry) -> None:
             summary="Anthropic Messages (and count_tokens)",
             paths=("/messages", "/messages/count_tokens"),
             factory=Messages,
+        )
+    )
+    registry.add(
+        ModelApiSpec(
+            name="gemini",
+            summary="Gemini API (generateContent, streamGenerateContent, countTokens; the model in the path)",
+            paths=GEMINI_PATHS,
+            factory=Gemini,
         )
     )

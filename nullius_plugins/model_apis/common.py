@@ -1,4 +1,4 @@
-"""What the three adapters share: reading JSON safely and whole numbers."""
+"""What the adapters share: reading JSON safely and whole numbers."""
 
 from __future__ import annotations
 

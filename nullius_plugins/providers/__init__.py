@@ -33,6 +33,15 @@ PROVIDERS = (
         routes_to_several=True,
     ),
     ProviderSpec(
+        name="gemini",
+        summary="Google's Gemini API: the key sent as x-goog-api-key.",
+        apis=("gemini",),
+        key_env="GEMINI_API_KEY",
+        base_url="https://generativelanguage.googleapis.com",  # the callers' paths start at the version: /v1beta/models/...
+        base_url_env="GEMINI_BASE_URL",
+        key_header="x-goog-api-key",
+    ),
+    ProviderSpec(
         name="openai-compatible",
         summary="Any OpenAI-compatible server (a local llama.cpp or vLLM, a company gateway): give --base-url.",
         apis=("openai", "anthropic"),

@@ -12,10 +12,9 @@ writes, as Anthropic counts them.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from nullius_core.testing.fake_model.runner import arguments_text
+from nullius_core.testing.fake_model.runner import arguments_text, arguments_value
 from nullius_core.testing.fake_model.script import InBandError
 from nullius_core.testing.fake_model.wire import Ctx, event, pieces
 
@@ -48,19 +47,10 @@ def _has_text(c: Ctx) -> bool:
     return bool(c.reply.text) or not c.reply.tool_calls
 
 
-def _input(tc: Any) -> Any:
-    if tc.arguments_json is None:
-        return tc.arguments
-    try:
-        return json.loads(tc.arguments_json)
-    except ValueError:
-        return tc.arguments_json
-
-
 def content(c: Ctx) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": c.reply.text or ""}] if _has_text(c) else []
     for i, tc in enumerate(c.reply.tool_calls):
-        blocks.append({"type": "tool_use", "id": _tool_id(c, i), "name": tc.name, "input": _input(tc)})
+        blocks.append({"type": "tool_use", "id": _tool_id(c, i), "name": tc.name, "input": arguments_value(tc)})
     return blocks
 
 

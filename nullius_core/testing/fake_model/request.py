@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +13,8 @@ import attrs
 class FakeRequest:
     """A model call as the script sees it.
 
-    api: "chat", "responses", "messages" or "count_tokens".
+    api: "chat", "responses", "messages", "count_tokens", "gemini" or "gemini_count_tokens"
+    (Gemini's model is in the path; it streams as `:streamGenerateContent`).
     last_user_message: the text of the last user message (Chat: role "user";
     Responses: the last input item of role user; Messages: the text blocks of
     the last user message that has any). last_tool_result: the content of the
@@ -134,7 +136,49 @@ def _messages(body: dict[str, Any]) -> tuple[tuple[str, ...], str | None, str | 
     return tools, user, tool_result
 
 
-_READERS = {"chat": _chat, "responses": _responses, "messages": _messages, "count_tokens": _messages}
+def gemini_text(content: Any) -> str | None:
+    """A Gemini content's text parts joined (thoughts left out); None when it has none."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    texts = [p["text"] for p in parts or () if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")]
+    return "\n".join(texts) if texts else None
+
+
+def gemini_result(part: dict[str, Any]) -> str:
+    """A functionResponse part's result as text: its `output` when a string (as Gemini CLI sends it), else its JSON."""
+    response = (part.get("functionResponse") or {}).get("response")
+    if isinstance(response, dict) and isinstance(response.get("output"), str):
+        return response["output"]
+    return json.dumps(response, ensure_ascii=False)
+
+
+def _gemini(body: dict[str, Any]) -> tuple[tuple[str, ...], str | None, str | None]:
+    tools = tuple(
+        str(d.get("name", ""))
+        for t in body.get("tools") or () if isinstance(t, dict)
+        for d in t.get("functionDeclarations") or () if isinstance(d, dict)
+    )
+    contents = [c for c in body.get("contents") or () if isinstance(c, dict)]
+    user = None
+    for content in reversed(contents):
+        if content.get("role", "user") == "user":
+            user = gemini_text(content)
+            if user is not None:
+                break
+    tool_result = None
+    last = contents[-1].get("parts") if contents else None
+    results = [p for p in last or () if isinstance(p, dict) and "functionResponse" in p]
+    if results:
+        tool_result = gemini_result(results[-1])
+    return tools, user, tool_result
+
+
+def _gemini_count(body: dict[str, Any]) -> tuple[tuple[str, ...], str | None, str | None]:
+    inner = body.get("generateContentRequest")
+    return _gemini(inner if isinstance(inner, dict) else body)
+
+
+_READERS = {"chat": _chat, "responses": _responses, "messages": _messages, "count_tokens": _messages,
+            "gemini": _gemini, "gemini_count_tokens": _gemini_count}
 
 
 def read_request(
@@ -143,6 +187,10 @@ def read_request(
     data = body if isinstance(body, dict) else {}
     tools, user, tool_result = _READERS[api](data)
     model = data.get("model")
+    stream = data.get("stream") is True and api != "count_tokens"
+    if api.startswith("gemini"):  # the path says both: /v1beta/models/{model}:streamGenerateContent
+        name, _, method = path.rpartition("/")[2].partition(":")
+        model, stream = name, method == "streamGenerateContent"
     return FakeRequest(
         api=api,
         method=method,
@@ -151,7 +199,7 @@ def read_request(
         headers=headers,
         body=body,
         model=model if isinstance(model, str) else None,
-        stream=data.get("stream") is True and api != "count_tokens",
+        stream=stream,
         tools=tools,
         last_user_message=user,
         last_tool_result=tool_result,

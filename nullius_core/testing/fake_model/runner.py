@@ -18,6 +18,8 @@ from nullius_core.testing.fake_model.loading import as_reply
 from nullius_core.testing.fake_model.request import FakeRequest
 from nullius_core.testing.fake_model.script import Match, Reply, Script
 
+COUNTING = frozenset({"count_tokens", "gemini_count_tokens"})  # token counts, not model calls
+
 Predicate = Callable[[FakeRequest], bool]
 
 
@@ -30,7 +32,7 @@ def _predicates(m: Match) -> list[Predicate]:
     preds: list[Predicate] = []
     api = m.api
     if api is None:
-        preds.append(lambda r: r.api != "count_tokens")
+        preds.append(lambda r: r.api not in COUNTING)
     else:
         preds.append(lambda r: r.api == api)
     if m.call is not None:
@@ -72,7 +74,7 @@ class ScriptRunner:
 
     def next_call(self, api: str) -> int:
         """The number of this model call; count_tokens requests are not calls."""
-        if api != "count_tokens":
+        if api not in COUNTING:
             self.calls += 1
         return self.calls
 
@@ -115,7 +117,7 @@ class Counts:
     reasoning: int
 
 
-_PROMPT_KEYS = ("system", "instructions", "messages", "input", "tools")
+_PROMPT_KEYS = ("system", "instructions", "messages", "input", "tools", "systemInstruction", "contents")
 
 
 def _chars(value: Any) -> int:
@@ -140,6 +142,17 @@ def arguments_text(call: Any) -> str:
     if call.arguments_json is not None:
         return call.arguments_json
     return json.dumps(call.arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def arguments_value(call: Any) -> Any:
+    """The arguments as an object, for the shapes that send them so (Messages' `input`, Gemini's `args`):
+    `arguments_json` parsed, or as text when it is not JSON."""
+    if call.arguments_json is None:
+        return call.arguments
+    try:
+        return json.loads(call.arguments_json)
+    except ValueError:
+        return call.arguments_json
 
 
 def counts_for(reply: Reply, body: Any) -> Counts:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-API = Literal["chat", "responses", "messages", "count_tokens"]
+API = Literal["chat", "responses", "messages", "count_tokens", "gemini", "gemini_count_tokens"]
 DEFAULT_TEXT = "Hello from the Nullius fake model."
 
 

@@ -5,6 +5,8 @@ Routes (query strings are accepted and ignored):
   POST /v1/responses               OpenAI Responses
   POST /v1/messages                Anthropic Messages
   POST /v1/messages/count_tokens   Anthropic token count -> {"input_tokens": n}
+  POST /v1beta/models/{model}:generateContent, :streamGenerateContent (alt=sse), :countTokens
+                                   the Gemini API, the model in the path (countTokens -> {"totalTokens": n})
 Anything else (GET /v1/models included) is a 404 in the provider's error shape.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import struct
 import time
@@ -21,7 +24,7 @@ from typing import IO, Any
 
 from aiohttp import web
 
-from nullius_core.testing.fake_model import chat, messages, responses
+from nullius_core.testing.fake_model import chat, gemini, messages, responses
 from nullius_core.testing.fake_model.loading import ScriptLike, as_script
 from nullius_core.testing.fake_model.request import RecordedRequest, read_request
 from nullius_core.testing.fake_model.runner import RespondError, ScriptRunner, counts_for
@@ -34,7 +37,9 @@ ROUTES = {
     "/v1/messages": "messages",
     "/v1/messages/count_tokens": "count_tokens",
 }
-SHAPES: dict[str, Any] = {"chat": chat, "responses": responses, "messages": messages}
+GEMINI_ROUTE = re.compile(r"/v1beta/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent|countTokens)\Z")
+GEMINI_METHODS = {"generateContent": "gemini", "streamGenerateContent": "gemini", "countTokens": "gemini_count_tokens"}
+SHAPES: dict[str, Any] = {"chat": chat, "responses": responses, "messages": messages, "gemini": gemini}
 SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
 DEFAULT_MAX_REQUESTS = 10_000
 _LINGER_RESET = struct.pack("ii", 1, 0)
@@ -44,6 +49,19 @@ def _json_response(status: int, body: Any, headers: dict[str, str]) -> web.Respo
     data = body.encode() if isinstance(body, str) else dumps(body).encode()
     content_type = "text/plain" if isinstance(body, str) else "application/json"
     return web.Response(status=status, body=data, content_type=content_type, headers=headers)
+
+
+def _api_of(method: str, path: str) -> str | None:
+    if method != "POST":
+        return None
+    found = GEMINI_ROUTE.match(path)
+    return GEMINI_METHODS[found["method"]] if found else ROUTES.get(path)
+
+
+def _error_body(api: str | None, path: str, status: int, message: str | None = None, request_id: str | None = None) -> Any:
+    if api in ("gemini", "gemini_count_tokens") or path.startswith("/v1beta/"):
+        return gemini.error_of(status, message)
+    return error_body(api, status, message, request_id)
 
 
 def _retry_after(value: float) -> str:
@@ -192,19 +210,19 @@ class FakeModelServer:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self._seq += 1
         n = self._seq
-        api = ROUTES.get(request.path) if request.method == "POST" else None
+        api = _api_of(request.method, request.path)
         raw = await request.read()
         if api is None:
             self._record(request, raw.decode("utf-8", "replace") or None, None, None, 404, None)
             shape = "messages" if request.path.startswith("/v1/messages") else "chat"
-            return _json_response(404, error_body(shape, 404, f"No route for {request.method} {request.path}"), {})
+            return _json_response(404, _error_body(shape, request.path, 404, f"No route for {request.method} {request.path}"), {})
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
                 raise ValueError("the body is not a JSON object")
         except ValueError as exc:
             self._record(request, raw.decode("utf-8", "replace"), api, None, 400, None)
-            return _json_response(400, error_body(api, 400, f"We could not parse the JSON body of your request: {exc}"), {})
+            return _json_response(400, _error_body(api, request.path, 400, f"We could not parse the JSON body of your request: {exc}"), {})
         runner = self._runner
         call = runner.next_call(api)
         fake = read_request(api, request.method, request.path, request.query, request.headers, body, call)
@@ -212,7 +230,7 @@ class FakeModelServer:
             reply, rule = await runner.choose(fake)
         except RespondError as exc:
             self._record(request, body, api, "respond", 500, call)
-            return _json_response(500, error_body(api, 500, f"the script's respond raised {exc}"), {})
+            return _json_response(500, _error_body(api, request.path, 500, f"the script's respond raised {exc}"), {})
         fault = reply.fault
         self._record(request, body, api, rule, fault.status if fault and fault.status else 200, call)
         ctx = Ctx(n, reply.model or fake.model or "fake-model", reply, counts_for(reply, body), int(time.time()), fake.include_usage)
@@ -222,20 +240,22 @@ class FakeModelServer:
                 if fault.first_byte_delay:
                     await asyncio.sleep(fault.first_byte_delay)
                 if fault.status is not None:
-                    return self._status_fault(api, fault, id_header)
+                    return self._status_fault(api, request.path, fault, id_header)
                 id_header.update(fault.headers)
+            if api == "gemini" and fake.stream and request.query.get("alt") != "sse":
+                return _json_response(200, gemini.chunks(ctx), id_header)  # Gemini's stream without SSE: one array
             if not fake.stream:
                 return await self._whole(request, api, ctx, fault, id_header)
             return await self._stream(request, api, ctx, fault, id_header)
         except ConnectionError:
             return web.Response(status=499)  # the client went away; nothing more to send
 
-    def _status_fault(self, api: str, fault: Fault, headers: dict[str, str]) -> web.Response:
+    def _status_fault(self, api: str, path: str, fault: Fault, headers: dict[str, str]) -> web.Response:
         status = fault.status or 500
         headers = {**headers, **fault.headers}
         if fault.retry_after is not None:
             headers["Retry-After"] = _retry_after(fault.retry_after)
-        body = fault.body if fault.body is not None else error_body(api, status, request_id=headers.get("request-id"))
+        body = fault.body if fault.body is not None else _error_body(api, path, status, request_id=headers.get("request-id"))
         return _json_response(status, body, headers)
 
     async def _whole(
@@ -246,6 +266,8 @@ class FakeModelServer:
             return web.Response(status=499)
         if api == "count_tokens":
             return _json_response(200, {"input_tokens": ctx.counts.input}, headers)
+        if api == "gemini_count_tokens":
+            return _json_response(200, {"totalTokens": ctx.counts.input}, headers)
         shape = SHAPES[api]
         if fault is not None and fault.error is not None:
             return _json_response(200, shape.error_body(ctx, fault.error), headers)

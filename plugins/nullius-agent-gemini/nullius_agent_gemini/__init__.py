@@ -1,0 +1,1 @@
+"""Gemini CLI as a Nullius agent."""

@@ -1,0 +1,1 @@
+"""BFCL v4 for Nullius."""
