@@ -174,3 +174,10 @@ def test_a_jobs_dir_that_cannot_be_made_is_refused(nullius_env, tmp_path, comman
         assert "Traceback" not in result.output
         assert result.stderr.splitlines() == [f"nullius: --jobs-dir {jobs_dir}: cannot be made: {afile} is a file, not a folder"]
     assert sorted(tmp_path.rglob("*")) == before and afile.read_text() == "x"
+
+
+def test_list_prints_a_definitions_words_as_written(nullius_env):
+    """A table cell is text, not rich markup: Qwen Code's shipped fidelity fields keep their brackets."""
+    result = run_cli(["list"], {**nullius_env, "COLUMNS": "400"})
+    assert result.code == 0, result.output
+    assert "tools[ask_user_question]" in result.stdout and "tools[enter_plan_mode]" in result.stdout

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from nullius_core.catalogue.catalogue import scan
 from nullius_core.catalogue.checks import check_file
@@ -49,7 +50,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
         proven = "; ".join(f"{ds}: {', '.join(checks)}" for ds, checks in row["proven"].items() if checks) or "not proven"
         for ds, checks in row["not_checked"].items():
             proven += f"; {ds}: not checked: {', '.join(checks)}"
-        table.add_row(row["ref"], needs, datasets, proven, _source_cell(row))
+        table.add_row(*_plain(row["ref"], needs, datasets, proven, _source_cell(row)))
     out.print(table)
     for title, rows in (("Agents", data["agents"]), ("Capabilities", data["capabilities"])):
         table = Table(title=title, title_justify="left")
@@ -64,7 +65,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
                 said = row["fidelity"]
                 offers += f"\nfidelity: {said['verdict']}" + (f" ({', '.join(said['fields'])})" if said["fields"] else "")
             upstream = f"{row['upstream']} {row['version']}" if row["upstream"] else "-"
-            table.add_row(row["ref"], upstream, offers, _source_cell(row))
+            table.add_row(*_plain(row["ref"], upstream, offers, _source_cell(row)))
         out.print(table)
     table = Table(title="Pairs that fit", title_justify="left")
     table.add_column("benchmark")
@@ -73,7 +74,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
     for pair in data["fits"]:
         by_bench.setdefault(pair["benchmark"], []).append(pair["participant"])
     for row in data["benchmarks"]:
-        table.add_row(row["ref"], ", ".join(by_bench.get(row["ref"], []) + [f"{c} (control)" for c in CONTROLS]))
+        table.add_row(*_plain(row["ref"], ", ".join(by_bench.get(row["ref"], []) + [f"{c} (control)" for c in CONTROLS])))
     out.print(table)
     for broken in data["invalid"]:
         click.echo(f"invalid {broken['kind']} {broken['key']!r} ({broken['source']}):", err=True)
@@ -249,3 +250,9 @@ def new_version_(key: str, version: str) -> None:
     except ScaffoldError as exc:
         raise Refused(str(exc)) from None
     click.echo(f"wrote {path}: {key}@{version}, nothing proven yet; it runs nothing until its ports are proven")
+
+
+def _plain(*cells: str) -> list[Text]:
+    """Cells as text, never markup: a definition's words (`tools[ask_user_question]`, a summary in brackets) print as written."""
+    return [Text(cell) for cell in cells]
+

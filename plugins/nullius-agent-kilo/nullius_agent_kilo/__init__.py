@@ -1,0 +1,1 @@
+"""Kilo Code CLI as a Nullius agent."""
