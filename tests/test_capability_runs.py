@@ -73,6 +73,7 @@ def test_fit_for_a_benchmark_that_needs_a_skill_lists_exactly_the_agents_that_sh
     shutil.copytree(source / "data", catalogue / "data")
     (catalogue / "standard.json").write_text(json.dumps(standard))
     fit = json.loads(run_cli(["fit", "office", "--json"], {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}).stdout)
-    assert fit["fits"] == ["claude", "codex", "gemini", "kilo", "opencode", "qwen", "reference"]  # those whose proofs show decoys
+    assert fit["fits"] == ["claude", "codex", "fast-agent", "gemini", "kilo", "kimi", "opencode", "qwen", "reference",
+                           "vibe"]  # those whose proofs show decoys
     refused = {r["participant"]: r["reasons"] for r in fit["refused"]}
     assert refused["copilot"] == ["missing port agent.tools/v1"]  # Copilot's ACP mode takes no stdio MCP server

@@ -65,3 +65,17 @@ def test_the_player_calls_the_office_answers_the_task_and_gives_side_calls_a_sho
     assert PLAYER.respond(request([user("Reply with exactly this word and nothing else: dotemil")])).text == "dotemil"
     assert PLAYER.respond(request([user(WRITE)], tools=())).text == "Nullius kit"  # no tools offered: a title, say
     assert refuse(request([user(WRITE)])).text == "I would rather not."
+
+
+def test_the_player_makes_the_folder_first_and_reads_results_through_the_agents_wrapping():
+    shelled = ChatPlayer(cwd=PLAYER.cwd, office=PLAYER.office, framing=FRAMING, mkdir=True, result=lambda t: json.loads(t)["content"],
+                         files=FileTools("put", "get", "change", path="where", content="body", old="before", new="after", shell="sh"))
+    first = shelled.respond(request([user(WRITE)], tools=("sh", "put")))
+    assert (first.tool_calls[0].name, first.tool_calls[0].arguments) == ("sh", {"command": "mkdir -p /w/notes"})
+    then = shelled.respond(request([user(WRITE), *called("sh", {}, 1), answered(json.dumps({"content": ""}), 1)], tools=("sh", "put")))
+    assert then.tool_calls[0].name == "put"
+    readme = json.dumps({"content": "must return their sum plus a fixed handling charge of\n95. An empty list"})
+    ledger = json.dumps({"content": "    return sum(prices) + 93\n"})
+    history = [user(FIX), *called("get", {}, 1), answered(readme, 1), *called("get", {}, 2), answered(ledger, 2)]
+    edit = shelled.respond(request(history)).tool_calls[0]
+    assert edit.arguments == {"where": "/w/ledger.py", "before": "return sum(prices) + 93", "after": "return sum(prices) + 95"}

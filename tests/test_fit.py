@@ -121,12 +121,14 @@ def test_an_option_value_with_its_own_ports_needs_them_instead():
 
 def test_fit_bfcl_names_the_agents_that_showed_its_tools_skills(nullius_cli):
     """BFCL needs agent.tools/v1 with decoys and chain (and agent.conversation/v1 for its multi-turn turns):
-    claude, codex, gemini, kilo, opencode, qwen and the reference agent have shown them; copilot and vibe prove no agent.tools/v1."""
+    claude, codex, fast-agent, gemini, kilo, kimi, opencode, qwen, vibe and the reference agent have shown them;
+    copilot proves no agent.tools/v1."""
     for ref in ("bfcl", "bfcl@2026.3.23-irrelevance"):
         got = nullius_cli("fit", ref, "--json")
         assert got.code == 0, got.output
         data = json.loads(got.stdout)
         assert data["needs_skills"] == {"agent.tools/v1": ["decoys", "chain"]}
-        assert sorted(data["fits"]) == ["claude", "codex", "gemini", "kilo", "opencode", "qwen", "reference"], data["fits"]
+        assert sorted(data["fits"]) == ["claude", "codex", "fast-agent", "gemini", "kilo", "kimi", "opencode", "qwen",
+                                        "reference", "vibe"], data["fits"]
         refused = {r["participant"]: r["reasons"] for r in data["refused"]}
-        assert refused["copilot"] == ["missing port agent.tools/v1"] and refused["vibe"] == ["missing port agent.tools/v1"]
+        assert refused["copilot"] == ["missing port agent.tools/v1"]

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 import pytest
 
+from nullius_core.testing.chat import read_chat
 from nullius_core.testing.fake_model import SyncFakeModel, running_fake_model
 from nullius_core.testing.helpers import CliResult, files_holding, isolated_env, processes_under, run_cli
 
@@ -153,3 +154,11 @@ def agent_world(root: Path, installs: Path, agent: str, model: str, key: str, pl
 def score(job: Path, unit: str) -> dict[str, Any]:
     """A kit unit's score.json."""
     return json.loads((job / unit / "verifier" / "score.json").read_text())
+
+
+def tools_seen(requests: Iterable[Any]) -> tuple[set[str], set[str]]:
+    """The tools an agent offered its model in recorded Chat Completions requests, and those the model called (as the
+    agent sent the calls back)."""
+    requests = list(requests)
+    offered = {t.get("function", {}).get("name", "") for r in requests for t in r.body.get("tools") or []}
+    return offered, {tool for r in requests for tool, _ in read_chat(r.body).calls}

@@ -133,8 +133,11 @@ class FileTools:
     content: str  # write's
     old: str  # edit's text replaced
     new: str  # edit's new text
+    shell: str = ""  # the agent's shell tool (its `command`), for the `mkdir` move of an agent whose write makes no folders
 
     def __call__(self, move: FileMove) -> Reply:
+        if move.action == "mkdir":
+            return call(self.shell, command=f"mkdir -p {move.path}")
         if move.action == "write":
             return call(self.write, **{self.path: move.path, self.content: move.text})
         if move.action == "read":
@@ -149,7 +152,9 @@ class ChatPlayer:
     - agent.task/v1: the word, alone.
     - agent.workspace/v1: `files` turns each move of `workspace_kit_move` into the agent's tool call, in the
       working directory `cwd` finds in the system or user text (its group 1), reading the files' text from
-      the tool results with `numbered` (the agent's line numbers) taken out.
+      the tool results with `numbered` (the agent's line numbers) taken out and `result` (the agent's wrapping
+      of a result, such as JSON) read off. With `mkdir`, write-file makes the file's folder first (the agent's
+      write makes none).
     - agent.conversation/v1: acknowledges the code word, then recalls it.
     - agent.tools/v1: `office` (such as `direct_office("mcp__office__")`) calls the office's tools as the agent
       offers them.
@@ -161,6 +166,8 @@ class ChatPlayer:
     office: Office
     framing: re.Pattern[str] | None = None
     numbered: re.Pattern[str] | None = None
+    result: Callable[[str], str] | None = None
+    mkdir: bool = False
     side_text: str = "Nullius kit"
 
     def respond(self, request: FakeRequest) -> Reply | None:
@@ -176,8 +183,9 @@ class ChatPlayer:
             return Reply(text=said)
         last = read.prompts[-1]
         folder = self.cwd.search(read.context)
-        texts = [self.numbered.sub("", r) for r in read.results] if self.numbered else read.results
-        step = workspace_kit_move(last, folder.group(1) if folder else "", texts)
+        texts = [self.result(r) for r in read.results] if self.result else read.results
+        texts = [self.numbered.sub("", r) for r in texts] if self.numbered else texts
+        step = workspace_kit_move(last, folder.group(1) if folder else "", texts, mkdir=self.mkdir)
         if step is not None:
             if folder is None:
                 return Reply(text="I cannot tell the working directory.")

@@ -94,23 +94,26 @@ def task_word(prompt: str) -> str | None:
 
 @attrs.frozen
 class FileMove:
-    """A move in the workspace kit: `write` (path, text), `read` (path), `edit` (path, old, text), or the last reply."""
+    """A move in the workspace kit: `mkdir` (path), `write` (path, text), `read` (path), `edit` (path, old, text), or the
+    last reply."""
 
-    action: str | None = None  # "write", "read", "edit"; None: reply `answer` and end the turn
+    action: str | None = None  # "mkdir", "write", "read", "edit"; None: reply `answer` and end the turn
     path: str = ""  # absolute: the folder given, then the kit's file
     text: str = ""  # write: the file's content; edit: the new text
     old: str = ""  # edit: the text it replaces
     answer: str | None = None
 
 
-def workspace_kit_move(prompt: str, folder: str, results: list[str]) -> FileMove | None:
+def workspace_kit_move(prompt: str, folder: str, results: list[str], mkdir: bool = False) -> FileMove | None:
     """The next move in the workspace kit's checks (write-file, fix-bug), in the folder the agent works in, after
-    these tool results since the prompt; None when `prompt` is neither check's."""
+    these tool results since the prompt; None when `prompt` is neither check's. `mkdir`: the agent's write makes no
+    folders, so write-file first makes the file's folder (a `mkdir` move, its path the folder)."""
     wanted = file_to_write(prompt)
     if wanted:
-        if not results:
-            return FileMove("write", f"{folder}/{wanted[0]}", text=wanted[1] + "\n")
-        return FileMove(answer="The file is written.")
+        path = f"{folder}/{wanted[0]}"
+        steps = [FileMove("mkdir", path.rsplit("/", 1)[0])] if mkdir else []
+        steps.append(FileMove("write", path, text=wanted[1] + "\n"))
+        return steps[len(results)] if len(results) < len(steps) else FileMove(answer="The file is written.")
     if "ledger.py" not in prompt or "README.md" not in prompt:
         return None
     if len(results) < 2:

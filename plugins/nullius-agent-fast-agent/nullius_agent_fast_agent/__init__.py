@@ -1,0 +1,1 @@
+"""fast-agent (fast-agent-mcp) as a Nullius agent."""

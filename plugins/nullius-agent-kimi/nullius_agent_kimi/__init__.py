@@ -1,0 +1,1 @@
+"""Kimi CLI (kimi-cli) as a Nullius agent."""
