@@ -24,7 +24,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core", "`hookimpl`, the marker for hook implementations"),
     PublicModule("nullius_core.hookspecs", "what each hook means"),
     PublicModule("nullius_core.plugins", "the registries and the specs registered in them (`BackendSpec`, `ProviderSpec`, `RunnerSpec`, `ModelApiSpec`, ...)"),
-    PublicModule("nullius_core.ports", "`Port` and `fit`"),
+    PublicModule("nullius_core.ports", "`Port`, `fit` and `needs_of` (the ports a run with these options needs)"),
     PublicModule("nullius_core.definitions", "the models of every definition file", whole=True),
     PublicModule("nullius_core.contracts.agent", "`AgentProtocol`, `AgentProcess`, `AgentLaunch`, `Conversation`, `AgentOutcome`, `McpServerEntry`: what an agent protocol or a backend's room deals in"),
     PublicModule("nullius_core.contracts.backend", "`Backend`, `RunContext`, `UnitPlace`, `AgentRoom`, `RelayRoom`, `RouteOptions`, `init_repository`: what a backend implements"),

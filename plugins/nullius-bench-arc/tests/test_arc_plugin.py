@@ -35,7 +35,7 @@ def test_the_plugin_ships_no_data():
 
 
 def test_the_workspace_way_needs_agent_workspace_instead_of_agent_task(nullius_session):
-    from nullius_core.ports.fit import needs_of
+    from nullius_core.ports import needs_of
 
     session = nullius_session()
     standard = session.catalogue.load(session.catalogue.get("benchmark", "arc-agi")).resolve("arc-agi").standard
