@@ -120,20 +120,6 @@ class AgentWorld:
         assert all(r.headers.get(wire.header) == wire.value.format(self.key) for r in self.fake.requests)  # the relay's, upstream
         assert processes_under(self.root) == []
 
-    def run_gsm8k(self, backend: str, seed: Path) -> Path:
-        """Three GSM8K units on `backend`: each must end as a scored failure (the fake model's text is no answer)."""
-        if not seed.is_file():
-            pytest.fail(f"the offline seed of GSM8K's test.jsonl is missing: expected {seed}")
-        added = run_cli(["data", "add", "gsm8k/test", str(seed)], self.env)
-        assert added.code == 0, added.output
-        where = ["--unsandboxed"] if backend == "local" else ["--backend", backend]
-        result = self.cli(["run", "gsm8k", self.agent, *where, "--limit", "3", "--job-name", f"gsm8k-{backend}"])
-        assert result.code in (0, 1), result.output[-3000:]
-        assert "trials=3 passed=0 failed=3 errored=0" in result.stderr, result.stderr[-3000:]
-        job = self.jobs / f"gsm8k-{backend}"
-        self.assert_clean(p.parent for p in job.glob("*/result.json"))
-        return job
-
 
 @contextmanager
 def agent_world(root: Path, installs: Path, agent: str, model: str, key: str, player: str,

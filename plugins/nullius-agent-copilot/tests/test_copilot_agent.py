@@ -1,5 +1,6 @@
-"""GitHub Copilot CLI, installed from the npm registry, proves its ports through `nullius conform` against the fake model,
-and runs GSM8K and HumanEval locally and on the docker backend.
+"""GitHub Copilot CLI, installed from the npm registry, proves its ports through `nullius conform` against the fake model.
+
+Its runs of GSM8K and HumanEval, locally and on docker, are in benchmarks/agents_matrix.py.
 
 The real CLI runs in a subprocess, with every Nullius location under the
 module's tmp folder but STANDARD_DIR, the session's (`nullius_installs`: the
@@ -27,7 +28,6 @@ KEY = "sk-upstream-held-by-the-relay-copilot-0123456789"
 MODEL = "fake-copilot"
 VERSION = "1.0.102"
 PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1"}  # the kits the player plays and Copilot can do
-GSM8K_SEED = Path(__file__).resolve().parents[3].parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 SECONDS = 600  # the first run installs from the npm registry
 
 pytestmark = pytest.mark.slow
@@ -143,30 +143,3 @@ def test_a_model_that_answers_wrongly_proves_nothing(world):
         fake.use(f"{PLAYER}:respond")
     assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2"
 
-
-@pytest.fixture(scope="module")
-def seeded(world):
-    if not GSM8K_SEED.is_file():
-        pytest.fail(f"the offline seed of GSM8K's test.jsonl is missing: expected {GSM8K_SEED}")
-    added = run_cli(["data", "add", "gsm8k/test", str(GSM8K_SEED)], world[0])
-    assert added.code == 0, added.output
-    return world
-
-
-@pytest.mark.parametrize("backend", ["local", "docker"])
-@pytest.mark.parametrize("bench", ["gsm8k", "humaneval"])
-def test_a_benchmark_runs_with_copilot(seeded, bench, backend):
-    """Three units run to a scored outcome (the fake model's text is a wrong answer, so they fail, not error)."""
-    env, fake, root = seeded
-    fake.use(f"{PLAYER}:respond")
-    where = ["--unsandboxed"] if backend == "local" else ["--backend", "docker"]
-    name = f"{bench}-{backend}"
-    result = cli(seeded, ["run", bench, "copilot", *where, "--limit", "3", "--job-name", name])
-    assert result.code in (0, 1), result.output[-3000:]
-    assert "trials=3 passed=0 failed=3 errored=0" in result.stderr, result.stderr[-3000:]
-    job = Path(env["NULLIUS_JOBS_DIR"]) / name
-    for trial in [p.parent for p in job.glob("*/result.json")]:
-        calls = [json.loads(line) for line in (trial / "agent" / "calls.jsonl").read_text().splitlines()]
-        assert calls and all(c["model_sent"] == MODEL and c["status"] == 200 for c in calls), (trial, calls)
-    assert files_holding(job, KEY.encode()) == []
-    assert leftovers(root) == []

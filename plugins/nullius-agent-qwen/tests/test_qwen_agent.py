@@ -1,5 +1,7 @@
 """Qwen Code, installed from the npm registry, proves all four agent ports in one `nullius conform` run against the
-fake model, and runs GSM8K locally and on the docker backend.
+fake model.
+
+Its runs of GSM8K and HumanEval, locally and on docker, are in benchmarks/agents_matrix.py.
 
 The real CLI runs in a subprocess, with every Nullius location under the
 module's tmp folder but STANDARD_DIR, the session's (`nullius_installs`: the
@@ -12,7 +14,6 @@ keeps it in the relay: Qwen Code sees only its route's token, as OPENAI_API_KEY.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,6 @@ DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "qwen" / "agent.json").re
 MODEL = "fake-qwen"
 VERSION = "0.24.4"
 PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.tools/v1", "agent.conversation/v1"}
-GSM8K_SEED = Path(__file__).resolve().parents[3].parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 
 pytestmark = pytest.mark.slow
 
@@ -75,9 +75,3 @@ def test_qwen_proves_every_agent_port_in_one_conform_run(world):
 def test_a_model_that_answers_wrongly_proves_nothing(world):
     world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
 
-
-@pytest.mark.parametrize("backend", ["local", "docker"])
-def test_gsm8k_runs_with_qwen(world, backend):
-    """Three units run to a scored outcome (the fake model's text is a wrong answer, so they fail, not error)."""
-    world.fake.use(f"{PLAYER}:respond")
-    world.run_gsm8k(backend, GSM8K_SEED)
