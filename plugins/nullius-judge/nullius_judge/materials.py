@@ -122,6 +122,16 @@ def _instruction(trial: Trial) -> str:
     return ""
 
 
+def _answer(trial: Trial) -> str:
+    """The agent's last message (a task-port benchmark's answer lies there, not in the workspace)."""
+    trajectory = trial.folder / "agent" / "trajectory.json"
+    if not trajectory.is_file():
+        return ""
+    steps = json.loads(trajectory.read_text()).get("steps") or []
+    last = next((s for s in reversed(steps) if s.get("source") == "agent" and isinstance(s.get("message"), str)), None)
+    return last["message"] if last else ""
+
+
 def _patch_of(trial: Trial) -> str:
     patch = changes_patch(trial.folder / ".work" / "workspace")
     changes = trial.folder / "agent" / "container-changes.txt"  # a task in its own image: what docker diff saw
@@ -138,6 +148,8 @@ def write_unit(trial: Trial, sources: Sources, into: Path, include_trajectory: b
     (files / "verifier").mkdir(parents=True)
     patch = _patch_of(trial)
     (files / "changes.patch").write_text(patch)
+    answer = _answer(trial)
+    (files / "answer.txt").write_text(answer)
     (files / DIMENSIONS_FILE).write_text(rubric_path.read_text())
     (files / CRITERIA_FILE).write_text(criteria)
     for name in VERIFIER_FILES:
@@ -148,6 +160,7 @@ def write_unit(trial: Trial, sources: Sources, into: Path, include_trajectory: b
     changed = sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
     unit = {"trial": trial.name, "rubric": unstructure(rubric), "criteria": criteria, "reward": trial.reward,
             "instruction": _instruction(trial), "diff": patch, "changed_lines": changed,
+            "answer": answer, "answer_lines": len(answer.splitlines()),
             "files": sorted(str(p.relative_to(files)) for p in files.rglob("*") if p.is_file())}
     (into / "unit.json").write_text(json.dumps(unit, indent=1))
     return rubric.fingerprint()

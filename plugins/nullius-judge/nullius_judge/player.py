@@ -4,8 +4,10 @@ It reads the prompt the `judge` benchmark gives (the rubric, the verifier's
 reward, the number of changed lines, the evaluation's number) from the
 request, in any API shape: OpenAI Chat Completions (the reference agent) or
 Anthropic Messages (Claude Agent ACP). Each dimension's score is
-`round(max_score * (0.6 * reward + 0.4 * min(changed, 20) / 20))`, so two
-trials that differ are scored differently, and the same trial alike.
+`round(max_score * (0.6 * reward + 0.4 * min(lines, 20) / 20))`, lines being the diff's
+changed lines plus the final answer's lines, so two
+trials that differ are scored differently; each evaluation leans by its
+number (0, -0.05, -0.1, then again), as a real judge varies between repetitions.
 
 Variants, for the ungraded paths:
 
@@ -31,6 +33,7 @@ MARK = "NULLIUS JUDGE ASSESSMENT"
 RUBRIC = re.compile(r"## Rubric \(assessment_dimensions\.json\)\n```json\n(.*?)\n```", re.S)
 REWARD = re.compile(r"verifier reward: (\S+)")
 CHANGED = re.compile(r"changed lines in changes\.patch: (\d+)")
+ANSWER = re.compile(r"lines in the agent's final answer \(answer\.txt\): (\d+)")
 EVALUATION = re.compile(re.escape(MARK) + r" \(evaluation (\d+)\)")
 GARBAGE = "Looks good to me overall; I would give it a solid mark."
 
@@ -60,11 +63,13 @@ def assessment(prompt: str) -> dict[str, Any]:
     rubric = json.loads(RUBRIC.search(prompt).group(1))
     reward_text = REWARD.search(prompt).group(1)
     reward = 0.0 if reward_text == "null" else float(reward_text)
-    changed = int(CHANGED.search(prompt).group(1))
-    share = 0.6 * max(0.0, min(reward, 1.0)) + 0.4 * min(changed, 20) / 20
-    scores = {d["name"]: {"score": round(d["max_score"] * share), "reasoning": f"reward {reward}, {changed} changed lines"}
-              for d in rubric["dimensions"]}
-    return {"dimensions": scores, "overall": f"Scored from the verifier's reward ({reward}) and the diff's size ({changed} lines)."}
+    changed = int(CHANGED.search(prompt).group(1)) + int(ANSWER.search(prompt).group(1))
+    evaluation = _evaluation(prompt) or 1
+    # a judge is not deterministic: each evaluation's own small lean (0, -0.05, -0.1, 0, ...) plays that
+    share = max(0.0, 0.6 * max(0.0, min(reward, 1.0)) + 0.4 * min(changed, 20) / 20 - 0.05 * ((evaluation - 1) % 3))
+    why = f"reward {reward}, {changed} lines changed or answered"
+    scores = {d["name"]: {"score": round(d["max_score"] * share), "reasoning": why} for d in rubric["dimensions"]}
+    return {"dimensions": scores, "overall": f"Scored from the verifier's reward ({reward}) and the work's size ({changed} lines)."}
 
 
 def _answer(request: FakeRequest, change=None) -> Reply | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 import cattrs
+from cattrs.v import format_exception
 
 DIMENSIONS_FILE = "assessment_dimensions.json"
 CRITERIA_FILE = "assessment_criteria.md"
@@ -74,8 +75,20 @@ def fingerprint_of(raw: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _message(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, TypeError) and str(exc).startswith("expected"):  # our strict hooks say what they found
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return "required key missing"
+    return format_exception(exc, type_)
+
+
 def _problems(exc: Exception) -> list[str]:
-    return cattrs.transform_error(exc, path="$") if isinstance(exc, (cattrs.BaseValidationError, cattrs.ForbiddenExtraKeysError)) else [str(exc)]
+    """Each problem as `$.path: what was expected`."""
+    if not isinstance(exc, (cattrs.BaseValidationError, cattrs.ForbiddenExtraKeysError)):
+        return [str(exc)]
+    lines = cattrs.transform_error(exc, path="$", format_exception=_message)
+    return [f"{line.rsplit(' @ ', 1)[1]}: {line.rsplit(' @ ', 1)[0]}" if " @ " in line else line for line in lines]
 
 
 def parse(raw: Any, where: str) -> Rubric:
