@@ -147,3 +147,24 @@ def test_a_bad_rubric_is_refused_naming_the_file_and_field_and_nothing_is_added(
     assert str(bad) in result.stderr and "$.dimensions[0].max_score" in result.stderr and "Traceback" not in result.output
     assert missing.code == 2 and "no assessment_dimensions.json" in missing.stderr and "--rubric" in missing.stderr
     assert list(job.glob("*/assessment_eval_*.json")) == []
+
+
+def test_criteria_from_a_folder_reach_the_judge_and_an_out_of_range_score_is_ungraded(home):
+    env, root = home
+    job = oracle_job(env, "criteria")
+    rubric = write_rubric(root, "rubric-criteria.json")
+    criteria = root / "criteria"
+    criteria.mkdir()
+    (criteria / "u0000.md").write_text("Unit zero: the function must handle an empty list without raising.\n")
+    (criteria / "assessment_criteria.md").write_text("Every other unit: the code must be a complete function.\n")
+    with running_fake_model(f"{PLAYER}:respond_out_of_range") as fake:
+        result = assess(env, job, fake, "--rubric", str(rubric), "--criteria-dir", str(criteria), "--eval-repetitions", "1")
+        prompts = [json.dumps(r.body) for r in fake.requests]
+    assert result.code == 0, result.output
+    assert any("Unit zero: the function must handle an empty list" in p for p in prompts)
+    assert any("Every other unit: the code must be a complete function." in p for p in prompts)
+    for trial in ("u0000", "u0001"):
+        found = evals(job / trial)[1]
+        assert found["graded"] is False and "out of range 0..10" in found["ungraded_reason"]
+        assert summary(job / trial)["clusters"][0]["normalized_score"] == {"n": 0, "mean": None, "std": None, "min": None, "max": None}
+    assert summary(job)["dominant"] is None  # no graded evaluation: no mean at all, never a zero
