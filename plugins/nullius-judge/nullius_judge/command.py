@@ -11,6 +11,7 @@ calls are recorded and priced apart from the assessed agent's. The run lives in
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -61,18 +62,22 @@ def _run_args(judge: str, materials: Path, place: Path, opts: dict[str, Any]) ->
 
 
 def _run_judge(args: list[str]) -> int:
-    """The judge's run, its output on our stderr; ended with us (Ctrl-C or a signal reaches it, and it ends what it started)."""
+    """The judge's run, its output on our stderr, ended with us.
+
+    SIGTERM is passed on, and so is Ctrl-C: the run then ends every process it
+    started (as any `nullius run` does) and leaves a cancelled job, whose
+    finished evaluations are still recorded.
+    """
     child = subprocess.Popen(args, stdout=sys.stderr, stderr=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
     try:
-        return child.wait()
-    except BaseException:
-        child.terminate()
-        try:
-            child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-        raise
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _record(run_job: Path, units: dict[str, tuple[Trial, str]], include_trajectory: bool) -> dict[str, list[Path]]:
@@ -82,6 +87,9 @@ def _record(run_job: Path, units: dict[str, tuple[Trial, str]], include_trajecto
     for folder in run_job.iterdir():
         if folder.is_dir() and (folder / "result.json").is_file() and (folder / "config.json").is_file():
             standard = json.loads((folder / "config.json").read_text()).get("standard") or {}
+            info = json.loads((folder / "result.json").read_text()).get("exception_info") or {}
+            if info.get("exception_type") == "CancelledError":  # not an evaluation: the run was stopped before it ended
+                continue
             done.append((standard.get("unit"), standard.get("attempt") or 1, folder))
     for unit, _, folder in sorted(done, key=lambda d: (str(d[0]), d[1])):
         if unit in units:
@@ -125,7 +133,7 @@ def assess(job: Path, opts: dict[str, Any]) -> int:
     summaries = [s for s in summaries if s["n_evals"]]
     _write(job / SUMMARY_FILE, job_summary(job, summaries))
     _report([s for s in summaries if s["trial"] in {t.name for t in trials}], added, job)
-    return 0 if code == 0 else 1
+    return code if code in (0, 130) else 1  # 130: the run was cancelled (a signal), what it finished recorded
 
 
 @click.command("assess")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from conftest import KEY, RUBRIC, assess, evals, oracle_job, summary, write_rubric
+from conftest import KEY, RUBRIC, assess, evals, judge_args, oracle_job, summary, write_rubric
 
 from nullius_core.testing import files_holding, processes_under
 from nullius_core.testing.fake_model import running_fake_model
@@ -168,3 +168,38 @@ def test_criteria_from_a_folder_reach_the_judge_and_an_out_of_range_score_is_ung
         assert found["graded"] is False and "out of range 0..10" in found["ungraded_reason"]
         assert summary(job / trial)["clusters"][0]["normalized_score"] == {"n": 0, "mean": None, "std": None, "min": None, "max": None}
     assert summary(job)["dominant"] is None  # no graded evaluation: no mean at all, never a zero
+
+
+def test_sigterm_to_assess_ends_the_judge_and_everything_it_started(home):
+    """A judge held mid-call (the model never answers) and `nullius assess` sent SIGTERM: nothing it started lives on."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    env, root = home
+    job = oracle_job(env, "killed")
+    rubric = write_rubric(root, "rubric-killed.json")
+    asked, release = threading.Event(), threading.Event()
+
+    def hold(request):
+        asked.set()
+        release.wait(120)
+        return None
+
+    with running_fake_model(hold) as fake:
+        args = [sys.executable, "-m", "nullius_core", "assess", str(job), *judge_args(fake), "--rubric", str(rubric)]
+        child = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert asked.wait(300), "the judge never called its model"
+            assert processes_under(job)  # the judge (its agent, the driver) is alive now
+            child.send_signal(signal.SIGTERM)
+            out, err = child.communicate(timeout=300)
+        finally:
+            release.set()
+            if child.poll() is None:
+                child.kill()
+    assert child.returncode == 130, out + err  # cancelled, as a run is
+    assert list(job.glob("*/assessment_eval_*.json")) == []  # a cancelled evaluation is none: nothing appended
+    assert processes_under(job) == []
+    assert files_holding(job, KEY.encode()) == []
