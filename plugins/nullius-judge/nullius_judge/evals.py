@@ -60,7 +60,9 @@ def _verdict(run_trial: Path, result: dict[str, Any]) -> dict[str, Any]:
         return {"graded": True, "ungraded_reason": None, **detail}
     info = result.get("exception_info") or {}
     why = info.get("exception_message") or "the judge's run recorded no score"
-    return {"graded": False, "ungraded_reason": f"{info.get('exception_type') or 'NoScore'}: {why}",
+    kind = info.get("exception_type") or "NoScore"
+    reason = why.split("ungraded: ", 1)[1] if "ungraded: " in why else f"{kind}: {why}"  # the driver's own why, else the failure's
+    return {"graded": False, "ungraded_reason": reason,
             "dimensions": [], "total": None, "max_total": None, "normalized_score": None, "overall": None}
 
 

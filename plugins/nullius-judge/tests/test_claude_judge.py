@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,10 @@ from nullius_core.testing import files_holding, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 from nullius_judge.rubric import load
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "harbor-tasks"
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / "examples" / "harbor-tasks"
+sys.path.insert(0, str(REPO / "tests"))
+from harbor.venv import ensure_harbor_python  # noqa: E402  (the repository's tests' Harbor 0.25 venv, built once per machine)
 TASKS = ("fix-lru-cache", "fix-semver-order")
 
 
@@ -71,4 +75,8 @@ def test_claude_agent_acp_judges_a_harbor_job_three_times_per_trial(home):
     assert any("half-up" in p or "move_to_end" in p for p in prompts)  # fix-lru-cache's own criteria reached the judge
     assert any("SemVer 2.0.0 section 11" in p for p in prompts)
     assert files_holding(job, KEY.encode()) == []
+    harbor = subprocess.run([str(ensure_harbor_python()), str(REPO / "tests" / "harbor" / "validate_job.py"), str(job)],
+                            capture_output=True, text=True, timeout=300)
+    report = json.loads(harbor.stdout)  # Harbor's own models still read the assessed job: its trials, and only those
+    assert report["ok"] and report["checked"]["trials"] == len(TASKS), report["errors"][:3]
     assert processes_under(job) == [] and processes_under(Path(env["STANDARD_DIR"]) / "agents" / "claude") == []
