@@ -87,7 +87,9 @@ def job_summary(job: Path, summaries: list[dict[str, Any]]) -> dict[str, Any]:
             "dimensions": {n: stats([c["dimensions"][n]["mean"] for _, c in rows if n in c["dimensions"]]) for n in names},
         })
     top = dominant(clusters, "n_trials")
+    costs = [c["judge_cost_usd"] for s in summaries for c in s["clusters"]]
     return {"job": job.name, "trials_assessed": len(summaries), "clusters": clusters,
+            "judge_cost_usd": None if any(c is None for c in costs) else sum(costs),  # every evaluation's, never the agent's
             "dominant": None if top is None else {"judge_model": top["judge_model"], "rubric_fingerprint": top["rubric_fingerprint"],
                                                    "normalized_score": top["normalized_score"]}}
 

@@ -69,3 +69,14 @@ def test_an_ungradable_reply_says_why(answer, why):
     with pytest.raises(grading.Ungraded) as caught:
         grading.grade(answer, RUBRIC)
     assert why in str(caught.value)
+
+
+def test_the_internal_benchmark_checks_clean_and_the_judges_fit(home):
+    from nullius_core.testing import run_cli
+
+    env, _ = home
+    checked = run_cli(["check", str(GRADING.parent)], env)
+    assert checked.code == 0 and "ok: 1 definition checked" in checked.output, checked.output
+    fit = run_cli(["fit", "judge", "--json"], env)
+    assert fit.code == 0, fit.output
+    assert {"claude", "codex", "reference"} <= set(json.loads(fit.stdout)["fits"])
