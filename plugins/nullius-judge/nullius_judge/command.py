@@ -11,6 +11,7 @@ calls are recorded and priced apart from the assessed agent's. The run lives in
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import click
 from nullius_judge.evals import judge_of, record_eval, unit_of
 from nullius_judge.materials import Sources, Trial, trials_of, write_unit
 from nullius_judge.rubric import RubricError
-from nullius_judge.summary import SUMMARY_FILE, _write, job_summary, write_trial_summary
+from nullius_judge.summary import SUMMARY_FILE, job_summary, write_json, write_trial_summary
 
 BENCHMARK = "judge"
 
@@ -98,21 +99,34 @@ def _record(run_job: Path, units: dict[str, tuple[Trial, str]], include_trajecto
     return added
 
 
+def _unpriced(added: dict[str, list[Path]]) -> set[str]:
+    """The judge models of this run's evaluations that made calls the relay could not price."""
+    found = set()
+    for paths in added.values():
+        for path in paths:
+            record = json.loads(path.read_text())
+            usage = record.get("usage") or {}
+            if usage.get("cost_usd") is None and (usage.get("n_input_tokens") or usage.get("n_output_tokens")):
+                found.add(record["judge"].get("model") or "?")
+    return found
+
+
+def _line(summary: dict[str, Any], added: int) -> str:
+    chosen = summary["dominant"] or {}
+    top = next((c for c in summary["clusters"] if (c["judge_model"], c["rubric_fingerprint"])
+                == (chosen.get("judge_model"), chosen.get("rubric_fingerprint"))), None)
+    score = "no graded evaluation"
+    if top and top["normalized_score"]["n"]:
+        s = top["normalized_score"]
+        score = f"{s['mean']:.3f}" + (f" ± {s['std']:.3f}" if s["std"] is not None else "") + f" (n={s['n']})"
+    ungraded = sum(len(c["ungraded"]) for c in summary["clusters"])
+    return f"{summary['trial']}: +{added} evaluation(s), {summary['n_evals']} in all, {ungraded} ungraded; dominant {score}"
+
+
 def _report(summaries: list[dict[str, Any]], added: dict[str, list[Path]], job: Path) -> None:
-    unpriced = set()
     for summary in summaries:
-        files = added.get(summary["trial"], [])
-        top = next((c for c in summary["clusters"] if summary["dominant"] and c["judge_model"] == summary["dominant"]["judge_model"]
-                    and c["rubric_fingerprint"] == summary["dominant"]["rubric_fingerprint"]), None)
-        score = "no graded evaluation"
-        if top and top["normalized_score"]["n"]:
-            s = top["normalized_score"]
-            score = f"{s['mean']:.3f}" + (f" ± {s['std']:.3f}" if s["std"] is not None else "") + f" (n={s['n']})"
-            if top["judge_cost_usd"] is None:
-                unpriced.add(top["judge_model"])
-        ungraded = sum(len(c["ungraded"]) for c in summary["clusters"])
-        click.echo(f"{summary['trial']}: +{len(files)} evaluation(s), {summary['n_evals']} in all, {ungraded} ungraded; dominant {score}")
-    for model in sorted(unpriced):
+        click.echo(_line(summary, len(added.get(summary["trial"], []))))
+    for model in sorted(_unpriced(added)):
         click.echo(f"nullius: warning: judge model {model!r} has no price: its cost is null (add it to prices.json); the assessment stands", err=True)
     click.echo(f"summaries: {job / SUMMARY_FILE} and each trial's {SUMMARY_FILE}")
 
@@ -123,15 +137,20 @@ def assess(job: Path, opts: dict[str, Any]) -> int:
         raise Refused(f"{job} holds no trial (a folder with result.json and config.json) to assess")
     place = _place(job)
     sources = Sources(rubric=opts["rubric"], criteria_dir=opts["criteria_dir"])
-    units = _materials(trials, sources, place / "materials", opts["include_trajectory"])
+    try:
+        units = _materials(trials, sources, place / "materials", opts["include_trajectory"])
+    except RubricError:
+        shutil.rmtree(place, ignore_errors=True)  # refused before any judge: nothing left behind
+        raise
     code = _run_judge(_run_args(opts["judge"], place / "materials", place, opts))
     run_job = place / "run"
     if not (run_job / "config.json").is_file():
+        shutil.rmtree(place, ignore_errors=True)  # nothing ran: leave no half-made assessment behind
         raise Refused(f"the judge's run did not start (exit status {code}); nothing was added")
     added = _record(run_job, units, opts["include_trajectory"])
     summaries = [write_trial_summary(t.folder) for t in trials_of(job)]
     summaries = [s for s in summaries if s["n_evals"]]
-    _write(job / SUMMARY_FILE, job_summary(job, summaries))
+    write_json(job / SUMMARY_FILE, job_summary(job, summaries))
     _report([s for s in summaries if s["trial"] in {t.name for t in trials}], added, job)
     return code if code in (0, 130) else 1  # 130: the run was cancelled (a signal), what it finished recorded
 

@@ -67,7 +67,7 @@ def trial_summary(trial: Path) -> dict[str, Any]:
 
 def write_trial_summary(trial: Path) -> dict[str, Any]:
     summary = trial_summary(trial)
-    _write(trial / SUMMARY_FILE, summary)
+    write_json(trial / SUMMARY_FILE, summary)
     return summary
 
 
@@ -94,7 +94,7 @@ def job_summary(job: Path, summaries: list[dict[str, Any]]) -> dict[str, Any]:
                                                    "normalized_score": top["normalized_score"]}}
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)

@@ -147,6 +147,7 @@ def test_a_bad_rubric_is_refused_naming_the_file_and_field_and_nothing_is_added(
     assert str(bad) in result.stderr and "$.dimensions[0].max_score" in result.stderr and "Traceback" not in result.output
     assert missing.code == 2 and "no assessment_dimensions.json" in missing.stderr and "--rubric" in missing.stderr
     assert list(job.glob("*/assessment_eval_*.json")) == []
+    assert not (job / ".work" / "assess").exists() or list((job / ".work" / "assess").iterdir()) == []  # and no half-made run
 
 
 def test_criteria_from_a_folder_reach_the_judge_and_an_out_of_range_score_is_ungraded(home):
