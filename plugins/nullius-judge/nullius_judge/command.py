@@ -1,8 +1,8 @@
 """`nullius assess JOB`: evaluations of an existing job's trials by an ACP judge, appended, then summarized.
 
 The assessment is itself a Nullius run: the internal benchmark `judge`, whose
-units are the job's trials and whose `--repeat` gives the repetitions, with
-the judge as its agent. So the judge is started, given its workspace, metered
+units are the evaluations to make (`<trial>-judge-<k>`, k = 1..N), with the
+judge as its agent. So the judge is started, given its workspace, metered
 by its own relay (which holds the key) and ended exactly as any agent is; its
 calls are recorded and priced apart from the assessed agent's. The run lives in
 `JOB/.work/assess/<time>/`, which Harbor does not read.
@@ -43,18 +43,25 @@ def _place(job: Path) -> Path:
     return place
 
 
-def _materials(trials: list[Trial], sources: Sources, into: Path, include_trajectory: bool) -> dict[str, tuple[Trial, str]]:
-    """Write every trial's materials first (a rubric problem refuses before the judge starts); unit -> (trial, fingerprint)."""
-    units: dict[str, tuple[Trial, str]] = {}
+def _materials(trials: list[Trial], sources: Sources, into: Path, opts: dict[str, Any]) -> dict[str, tuple[Trial, str, int]]:
+    """Every trial's materials, then one unit per evaluation; unit -> (trial, fingerprint, k).
+
+    All are written before the judge starts, so a rubric problem refuses the whole assessment first.
+    """
+    units: dict[str, tuple[Trial, str, int]] = {}
     for trial in trials:
-        unit = unit_of(trial.name)
-        units[unit] = (trial, write_unit(trial, sources, into / unit, include_trajectory))
+        fingerprint = write_unit(trial, sources, into / trial.name, opts["include_trajectory"])
+        for k in range(1, opts["eval_repetitions"] + 1):
+            unit = unit_of(trial.name, k)
+            (into / unit).mkdir()
+            (into / unit / "unit.json").write_text(json.dumps({"trial": trial.name, "evaluation": k}))
+            units[unit] = (trial, fingerprint, k)
     return units
 
 
 def _run_args(judge: str, materials: Path, place: Path, opts: dict[str, Any]) -> list[str]:
     args = [sys.executable, "-m", "nullius_core", "run", BENCHMARK, judge, "--dataset", str(materials),
-            "--repeat", str(opts["eval_repetitions"]), "-j", str(opts["max_concurrent_eval"]),
+            "-j", str(opts["max_concurrent_eval"]),
             "--jobs-dir", str(place), "--job-name", "run", "--backend", opts["backend"]]
     for flag in ("model", "provider", "base_url"):
         if opts[flag]:
@@ -81,21 +88,18 @@ def _run_judge(args: list[str]) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _record(run_job: Path, units: dict[str, tuple[Trial, str]], include_trajectory: bool) -> dict[str, list[Path]]:
+def _record(run_job: Path, units: dict[str, tuple[Trial, str, int]], include_trajectory: bool) -> dict[str, list[Path]]:
     judge = judge_of(run_job)
     added: dict[str, list[Path]] = {}
     done = []
     for folder in run_job.iterdir():
-        if folder.is_dir() and (folder / "result.json").is_file() and (folder / "config.json").is_file():
-            standard = json.loads((folder / "config.json").read_text()).get("standard") or {}
+        if folder.name in units and (folder / "result.json").is_file():
             info = json.loads((folder / "result.json").read_text()).get("exception_info") or {}
             if info.get("exception_type") == "CancelledError":  # not an evaluation: the run was stopped before it ended
                 continue
-            done.append((standard.get("unit"), standard.get("attempt") or 1, folder))
-    for unit, _, folder in sorted(done, key=lambda d: (str(d[0]), d[1])):
-        if unit in units:
-            trial, fingerprint = units[unit]
-            added.setdefault(trial.name, []).append(record_eval(trial.folder, run_job, folder, fingerprint, judge, include_trajectory))
+            done.append(units[folder.name] + (folder,))
+    for trial, fingerprint, _, folder in sorted(done, key=lambda d: (d[0].name, d[2])):
+        added.setdefault(trial.name, []).append(record_eval(trial.folder, run_job, folder, fingerprint, judge, include_trajectory))
     return added
 
 
@@ -138,7 +142,7 @@ def assess(job: Path, opts: dict[str, Any]) -> int:
     place = _place(job)
     sources = Sources(rubric=opts["rubric"], criteria_dir=opts["criteria_dir"])
     try:
-        units = _materials(trials, sources, place / "materials", opts["include_trajectory"])
+        units = _materials(trials, sources, place / "materials", opts)
     except RubricError:
         shutil.rmtree(place, ignore_errors=True)  # refused before any judge: nothing left behind
         raise

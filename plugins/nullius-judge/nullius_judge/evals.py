@@ -1,6 +1,6 @@
 """Each evaluation the judge's run made, appended to its trial as `assessment_eval_<i>.json` (never overwritten).
 
-An evaluation of the internal run is its trial `<trial>-judge-r<k>`; what the
+An evaluation of the internal run is its trial `<trial>-judge-<k>`; what the
 driver graded is its `verifier/score.json`, and an ungraded one is its
 exception, with the reason. The judge's calls (its relay's record) are copied
 to `<trial>/assessment/eval_<i>/calls.jsonl` and priced apart from the agent's.
@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 EVAL_FILE = re.compile(r"^assessment_eval_(\d+)\.json$")
-SUFFIX = "-judge-"  # the judge's trials (and relay routes) are then <trial>-judge-r<k>
-
-
-def unit_of(trial: str) -> str:
-    return trial + SUFFIX
+def unit_of(trial: str, evaluation: int) -> str:
+    """The judge's unit (and so its trial and relay route) for one evaluation of `trial`: `<trial>-judge-<k>`."""
+    return f"{trial}-judge-{evaluation}"
 
 
 def next_index(trial: Path) -> int:

@@ -141,7 +141,7 @@ def _patch_of(trial: Trial) -> str:
 
 
 def write_unit(trial: Trial, sources: Sources, into: Path, include_trajectory: bool) -> str:
-    """Write the trial's materials into `into`; the rubric's fingerprint."""
+    """Write the trial's materials into `into` (trial.json, files/); the rubric's fingerprint."""
     rubric, rubric_path = rubric_for(trial, sources)
     criteria = criteria_for(trial, sources)
     files = into / "files"
@@ -162,5 +162,5 @@ def write_unit(trial: Trial, sources: Sources, into: Path, include_trajectory: b
             "instruction": _instruction(trial), "diff": patch, "changed_lines": changed,
             "answer": answer, "answer_lines": len(answer.splitlines()),
             "files": sorted(str(p.relative_to(files)) for p in files.rglob("*") if p.is_file())}
-    (into / "unit.json").write_text(json.dumps(unit, indent=1))
+    (into / "trial.json").write_text(json.dumps(unit, indent=1))
     return rubric.fingerprint()

@@ -114,6 +114,7 @@ def test_judge_calls_are_priced_apart_and_an_unpriced_judge_is_null_with_a_warni
     assert usage["n_input_tokens"] > 0 and abs(usage["cost_usd"] - expected) < 1e-9
     lines = (job / "u0000" / "assessment" / "eval_1" / "calls.jsonl").read_text().splitlines()
     assert lines and all(json.loads(line)["model_sent"] == "fake-judge-priced" for line in lines)
+    assert {json.loads(line)["route"] for line in lines} == {"u0000-judge-1"}  # the judge's own route on its relay
     assert found[2]["usage"]["cost_usd"] is None and found[2]["graded"] is True  # unpriced: null, the assessment unharmed
     assert "has no price" in unpriced.stderr and "has no price" not in priced.stderr
     clusters = {c["judge_model"]: c for c in summary(job / "u0000")["clusters"]}
@@ -159,7 +160,8 @@ def test_criteria_from_a_folder_reach_the_judge_and_an_out_of_range_score_is_ung
     (criteria / "u0000.md").write_text("Unit zero: the function must handle an empty list without raising.\n")
     (criteria / "assessment_criteria.md").write_text("Every other unit: the code must be a complete function.\n")
     with running_fake_model(f"{PLAYER}:respond_out_of_range") as fake:
-        result = assess(env, job, fake, "--rubric", str(rubric), "--criteria-dir", str(criteria), "--eval-repetitions", "1")
+        result = assess(env, job, fake, "--rubric", str(rubric), "--criteria-dir", str(criteria), "--eval-repetitions", "1",
+                        "--include-trajectory")
         prompts = [json.dumps(r.body) for r in fake.requests]
     assert result.code == 0, result.output
     assert any("Unit zero: the function must handle an empty list" in p for p in prompts)
@@ -169,6 +171,11 @@ def test_criteria_from_a_folder_reach_the_judge_and_an_out_of_range_score_is_ung
         assert found["graded"] is False and "out of range 0..10" in found["ungraded_reason"]
         assert summary(job / trial)["clusters"][0]["normalized_score"] == {"n": 0, "mean": None, "std": None, "min": None, "max": None}
     assert summary(job)["dominant"] is None  # no graded evaluation: no mean at all, never a zero
+    assert all(evals(job / t)[1]["include_trajectory"] for t in ("u0000", "u0001"))
+    shown = list(job.glob(".work/assess/*/materials/u0000/files/*"))
+    assert {p.name for p in shown} >= {"trajectory.json", "changes.patch", "answer.txt", "assessment_criteria.md", "assessment_dimensions.json"}
+    copies = [p for p in job.glob(".work/assess/*/run/u0000-judge-1/.work/workspace/*") if p.is_file()]  # the judge's copy: read-only
+    assert copies and all(not p.stat().st_mode & 0o222 for p in copies)
 
 
 def test_sigterm_to_assess_ends_the_judge_and_everything_it_started(home):

@@ -1,8 +1,9 @@
 """Driver of the internal benchmark `judge`: each unit is one trial of a job to assess, its materials a folder.
 
-`nullius assess` writes the dataset folder (one sub-folder per trial: unit.json
-and files/, the trial's artifacts) and runs this benchmark with the judge as
-its agent; `--repeat N` gives the N evaluations. `setup` copies the artifacts
+`nullius assess` writes the dataset folder: one sub-folder per trial (trial.json
+and files/, the trial's artifacts) and one per evaluation to make
+(`<trial>-judge-<k>/unit.json`: which trial, which k), and runs this benchmark
+with the judge as its agent. `setup` copies the artifacts
 into the workspace read-only; `score` grades the judge's reply (grading.py).
 An ungraded reply is the op's error, saying why: never a reward of zero.
 """
@@ -21,7 +22,10 @@ ROOT = Path(os.environ.get("NULLIUS_DATASET") or ".")
 
 
 def _unit(name):
-    return json.loads((ROOT / name / "unit.json").read_text(encoding="utf-8"))
+    """The evaluation `name`: its trial's materials, its number, where its files are."""
+    unit = json.loads((ROOT / name / "unit.json").read_text(encoding="utf-8"))
+    trial = json.loads((ROOT / unit["trial"] / "trial.json").read_text(encoding="utf-8"))
+    return {**trial, "evaluation": unit["evaluation"], "folder": ROOT / unit["trial"]}
 
 
 def _copy_read_only(source, target):
@@ -41,8 +45,8 @@ def handle(request):
         return {"units": sorted(p.name for p in ROOT.iterdir() if (p / "unit.json").is_file())}
     unit = _unit(request["unit"])
     if op == "setup":
-        _copy_read_only(ROOT / request["unit"] / "files", Path(request["dir"]))
-        return {"prompt": prompt(unit, request.get("attempt"))}
+        _copy_read_only(unit["folder"] / "files", Path(request["dir"]))
+        return {"prompt": prompt(unit, unit["evaluation"])}
     if op == "oracle":
         return {"error": "the judge benchmark has no reference answer: it is run only by `nullius assess`"}
     if op == "score":

@@ -18,12 +18,12 @@ class Ungraded(Exception):
     """The reply cannot be graded; the message says why."""
 
 
-def prompt(unit: dict, attempt: int | None) -> str:
+def prompt(unit: dict, evaluation: int | None) -> str:
     """What the judge is asked: the rubric, the criteria, the trial's outcome and diff, and the answer's shape."""
     rubric = unit["rubric"]
     shape = {d["name"]: {"score": f"<integer 0..{d['max_score']}>", "reasoning": "<why, citing the diff>"} for d in rubric["dimensions"]}
     lines = [
-        f"{MARK}" + (f" (evaluation {attempt})" if attempt else ""),
+        f"{MARK}" + (f" (evaluation {evaluation})" if evaluation else ""),
         "",
         "You are the judge of a coding agent's work on a task. Assess the work against the rubric and the task's criteria.",
         "The working directory holds a READ-ONLY copy of the trial's artifacts: "
