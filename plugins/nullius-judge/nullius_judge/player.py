@@ -2,8 +2,8 @@
 
 It reads the prompt the `judge` benchmark gives (the rubric, the verifier's
 reward, the number of changed lines, the evaluation's number) from the
-request, in any API shape: OpenAI Chat Completions (the reference agent) or
-Anthropic Messages (Claude Agent ACP). Each dimension's score is
+request, in any API shape: OpenAI Chat Completions (the reference agent),
+Anthropic Messages (Claude Agent ACP) or OpenAI Responses (Codex). Each dimension's score is
 `round(max_score * (0.6 * reward + 0.4 * min(lines, 20) / 20))`, lines being the diff's
 changed lines plus the final answer's lines, so two
 trials that differ are scored differently; each evaluation leans by its
