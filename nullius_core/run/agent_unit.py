@@ -87,6 +87,7 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
                 raise ValueError(f"model.files names {relative!r}, outside the agent's HOME")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(fill(text, slots), encoding="utf-8")
+    env.update(agent.effort_env)  # the reasoning effort, where the agent declares it takes one as a variable
     argv = [fill(a, slots) for a in resolved.start]
     licence_files: tuple[tuple[Path, str], ...] = ()
     if handout is not None:  # the environment's licences: in memory, never in a file of the agent's
