@@ -231,3 +231,34 @@ def test_a_variant_for_an_agent_without_a_place_for_its_files_or_effort_is_refus
     assert result.code == 2, result.output
     assert "it holds CLAUDE.md, but gemini reads GEMINI.md" in result.stderr
     assert "reasoning effort 'high' cannot reach gemini: it declares no way to take one" in result.stderr
+
+
+def test_an_effort_alone_reaches_the_agent_its_way_and_one_it_does_not_allow_is_refused(world):
+    env, fake, root = world
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "gsm8k", "reference", "--model", "fake-model", *model_args(fake), "--limit", "1", "--effort", "high",
+                      "--job-name", "effort-high"], env)
+    assert result.code == 0, result.output
+    calls = [json.loads(line) for line in (jobs / "effort-high" / "u0000" / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert {c["request"]["reasoning_effort"] for c in calls} == {"high"}
+    std = json.loads((jobs / "effort-high" / "config.json").read_text())["standard"]
+    assert std["reasoning_effort"] == "high" and std["variant"] is None and std["agent"]["options"]["reasoning_effort"] == "high"
+    refused = run_cli(["run", "gsm8k", "reference", "--model", "fake-model", *model_args(fake), "--effort", "extreme"], env)
+    assert refused.code == 2 and "option 'reasoning_effort' of reference does not allow 'extreme'" in refused.stderr, refused.output
+    both = run_cli(["run", "gsm8k", "reference", "--model", "fake-model", *model_args(fake), "--effort", "low", "--option",
+                    "reasoning_effort=high"], env)
+    assert both.code == 2 and "--option reasoning_effort=high and the reasoning effort 'low' disagree" in both.stderr, both.output
+    plain = json.loads((jobs / "effort-high" / "u0000" / "result.json").read_text())
+    assert plain["standard"]["reasoning_effort"] == "high"
+
+
+def test_a_resumed_variant_job_is_held_to_its_digest(world):
+    env, fake, root = world
+    folder = _write(root / "resumable", {"variant.toml": 'agent = "reference"\nmodel = "fake-model"\n', "AGENTS.md": "first\n"})
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    assert run_cli(["run", "gsm8k", "--variant", str(folder), *model_args(fake), "--limit", "1", "--job-name", "resumable"], env).code == 0
+    again = run_cli(["run", "--resume", str(jobs / "resumable"), *model_args(fake)], env)
+    assert again.code == 0, again.output  # the same variant: the job stands as it is
+    (folder / "AGENTS.md").write_text("changed\n")
+    changed = run_cli(["run", "--resume", str(jobs / "resumable"), *model_args(fake)], env)
+    assert changed.code == 2 and "a changed variant is another configuration" in changed.stderr, changed.output

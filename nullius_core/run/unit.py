@@ -205,10 +205,8 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
     except environments.EnvironmentProblem as exc:
         ran.place = attrs.evolve(place, environment=exc.environment)
         raise TrialError(exc.kind, str(exc)) from None
-    if staged is not None and ran.place.box is not None and "workspace" in staged.roots():
-        # in a task's own image the agent works in the box's folder, which these files cannot reach yet
-        raise TrialError("EnvironmentSetupError", f"the variant {staged.variant.name}'s workspace files cannot be put into a task's own image "
-                                                  f"(its agent works in {ran.place.box.workdir} inside it): not supported")
+    if staged is not None and staged.unreachable(ran.place):
+        raise TrialError("EnvironmentSetupError", str(staged.unreachable(ran.place)))
     if ran.place.sandbox is not None:  # in the unit's own image, now that its environment is known
         ran.base = {**ran.base, "sandbox": ran.place.sandbox}
     return setup

@@ -16,6 +16,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -38,6 +39,13 @@ class StagedVariant:
 
     def roots(self) -> list[str]:
         return sorted({f.split("/", 1)[0] for f in self.files})
+
+    def unreachable(self, place: Any) -> str | None:
+        """Why the agent cannot see the staged workspace files in `place` (a task's own image: it works in the box's folder)."""
+        if place.box is None or "workspace" not in self.roots():
+            return None
+        return (f"the variant {self.variant.name}'s workspace files cannot be put into a task's own image "
+                f"(its agent works in {place.box.workdir} inside it): not supported")
 
     def write_into(self, roots: dict[str, Path]) -> None:
         """Every staged file copied into its root (the unit's workspace, the agent's HOME), over what is there."""
