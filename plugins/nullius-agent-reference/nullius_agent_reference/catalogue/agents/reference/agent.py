@@ -52,11 +52,19 @@ When you are done, answer the user plainly; your last message is your answer."""
 
 
 INSTRUCTIONS = "AGENTS.md"  # the workspace's instructions, as agent.json's variant.instructions declares
+INSTRUCTIONS_MAX = 32 * 1024
 SKILLS = Path(".agents") / "skills"  # skill folders, each with its SKILL.md (agent.json's variant.skills)
 
 
-def _skill_line(folder: Path) -> str | None:
+def _inside(path: Path, cwd: Path) -> bool:
+    """A file of the workspace's own, not a link out of it (the agent cannot leave its workspace, nor can what it reads)."""
+    return path.resolve().is_relative_to(cwd.resolve())
+
+
+def _skill_line(folder: Path, cwd: Path) -> str | None:
     """`- name: description (path)` from a skill's SKILL.md front matter; None when it has no SKILL.md."""
+    if not _inside(folder / "SKILL.md", cwd):
+        return None
     try:
         text = (folder / "SKILL.md").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -77,13 +85,16 @@ def system_prompt(cwd: Path) -> str:
     """The system prompt, then the workspace's AGENTS.md and a list of its skills, when it has them."""
     parts = [SYSTEM_PROMPT.format(cwd=cwd)]
     try:
-        instructions = (cwd / INSTRUCTIONS).read_text(encoding="utf-8", errors="replace").strip()
+        if not _inside(cwd / INSTRUCTIONS, cwd):
+            raise OSError("a link out of the workspace")
+        with (cwd / INSTRUCTIONS).open("rb") as file:  # at most 32 KiB, as Codex reads a project's AGENTS.md
+            instructions = file.read(INSTRUCTIONS_MAX).decode("utf-8", errors="replace").strip()
     except OSError:
         instructions = ""
     if instructions:
         parts.append(f"The workspace's {INSTRUCTIONS} says:\n{instructions}")
     skills_dir = cwd / SKILLS
-    lines = [line for f in sorted(skills_dir.iterdir()) if f.is_dir() and (line := _skill_line(f))] if skills_dir.is_dir() else []
+    lines = [line for f in sorted(skills_dir.iterdir()) if f.is_dir() and (line := _skill_line(f, cwd))] if skills_dir.is_dir() else []
     if lines:
         parts.append("Skills in the workspace:\n" + "\n".join(lines))
     return "\n\n".join(parts)
