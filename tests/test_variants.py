@@ -262,3 +262,18 @@ def test_a_resumed_variant_job_is_held_to_its_digest(world):
     (folder / "AGENTS.md").write_text("changed\n")
     changed = run_cli(["run", "--resume", str(jobs / "resumable"), *model_args(fake)], env)
     assert changed.code == 2 and "a changed variant is another configuration" in changed.stderr, changed.output
+
+
+def test_files_go_under_the_root_the_definition_names_the_home_too(tmp_path):
+    folder = _write(tmp_path / "v", {"variant.toml": 'agent = "codex"\nmodel = "m"\n', "AGENTS.md": "home rules\n",
+                                     "skills/s/SKILL.md": "---\nname: s\n---\n", "skills/s/references/r.md": "r\n"})
+    places = VariantPlaces(instructions=InstructionsPlace(file="AGENTS.md", root="home", path=".codex/AGENTS.md"),
+                           skills=SkillsPlace(path=".agents/skills"))
+    staged = stage(read_variant(folder), places, tmp_path / "scratch")
+    assert sorted(staged.files) == ["home/.codex/AGENTS.md", "workspace/.agents/skills/s/SKILL.md", "workspace/.agents/skills/s/references/r.md"]
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    staged.write_into({"workspace": workspace, "home": home})
+    assert (home / ".codex" / "AGENTS.md").read_text() == "home rules\n" and not (workspace / "AGENTS.md").exists()
+    assert (workspace / ".agents" / "skills" / "s" / "references" / "r.md").read_text() == "r\n"

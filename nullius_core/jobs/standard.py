@@ -294,6 +294,6 @@ def written(record: JobStandard) -> dict[str, Any]:
     """A JobStandard as config.json holds it: every field, null or not."""
     out = unstructure(record)
     for field in attrs.fields(JobStandard):
-        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort"):
+        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope"):
             out.setdefault(field.name, None if field.name != "reasoning_effort" else "")
     return out
