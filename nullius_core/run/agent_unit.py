@@ -94,8 +94,10 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
         env.update(handout.env())
         licence_files = tuple((f.host, f.secret.path or "") for f in handout.files)
     reads = tuple(p for p in (install, Path(agent.entry.folder)) if p is not None)
+    staged = agent.staged
+    workdir_files = staged.folder / "workspace" if staged is not None and "workspace" in staged.roots() else None
     return AgentLaunch(argv=argv, env=env, cwd=place.agent_dir, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads,
-                       licence_files=licence_files)
+                       licence_files=licence_files, workdir_files=workdir_files)
 
 
 def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntry]:

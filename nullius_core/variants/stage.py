@@ -41,8 +41,8 @@ class StagedVariant:
         return sorted({f.split("/", 1)[0] for f in self.files})
 
     def unreachable(self, place: Any) -> str | None:
-        """Why the agent cannot see the staged workspace files in `place` (a task's own image: it works in the box's folder)."""
-        if place.box is None or "workspace" not in self.roots():
+        """Why the agent cannot see the staged workspace files in `place`: a box that cannot take them (AgentLaunch.workdir_files)."""
+        if place.box is None or "workspace" not in self.roots() or hasattr(place.box, "put_files"):
             return None
         return (f"the variant {self.variant.name}'s workspace files cannot be put into a task's own image "
                 f"(its agent works in {place.box.workdir} inside it): not supported")
