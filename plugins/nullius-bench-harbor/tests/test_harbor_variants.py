@@ -38,3 +38,5 @@ def test_a_variants_files_reach_an_agent_in_its_tasks_own_image(harbor_world):
     assert found.get("exception_info") is None, found.get("exception_info")
     assert found["verifier_result"]["rewards"]["reward"] == 1.0
     assert found["standard"]["variant"]["name"] == "told" and found["standard"]["image"]
+    changes = (trial / "agent" / "container-changes.txt").read_text().splitlines()
+    assert "A /app/AGENTS.md" in changes and "A /app/.agents/skills/s/references/r.md" in changes  # not the image's: on record
