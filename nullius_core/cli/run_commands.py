@@ -12,15 +12,16 @@ from typing import Any
 import click
 
 from nullius_core.catalogue.listing import resolve_benchmark
+from nullius_core.cli import variant_runs
 from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.cli.resumed import job_of as _job, pairs as _pairs, resumed_spec
 from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
-from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
-from nullius_core.jobs.layout import JobDir
 from nullius_core.relay import upstreams
 from nullius_core.run import data
 from nullius_core.run.engine import Engine
 from nullius_core.run.prepare import RunRefused
+from nullius_core.run.scope import NoneInScope
 from nullius_core.run.shard import Shard
 from nullius_core.run.spec import RunSpec
 
@@ -30,16 +31,6 @@ RUN_FAILED = 1  # the run stopped for its provider, or every unit errored for a 
 # 2 refused (USAGE_ERROR: nothing ran, or not what was asked), 3 it broke.
 PROVE_FAILED = 1
 PROVE_BROKE = 3
-
-
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, rest = value.partition("=")
-        if not sep or not name:
-            raise Refused(f"{option} takes NAME=VALUE, not {value!r}")
-        out[name] = rest
-    return out
 
 
 def _jobs_dir(given: Path | None, default: Path) -> Path:
@@ -58,25 +49,6 @@ def _jobs_dir(given: Path | None, default: Path) -> Path:
     except OSError as exc:
         raise Refused(f"{name}: cannot be made: no folder can be made in {existing} ({exc.strerror})") from None
     return path
-
-
-def _job(folder: Path, option: str) -> JobStandard:
-    """The `standard` part of the config of the job in `folder`, refused when it is not a job's."""
-    if not folder.is_dir():
-        raise Refused(f"{option}: {folder} is not a job (no such folder)")
-    job = JobDir(folder)
-    if not job.config_file.is_file():
-        raise Refused(f"{option}: {folder} is not a job (no config.json)")
-    try:
-        config = job.read_config()
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise Refused(f"{option}: {folder} is not a job (its config.json is not a job's: {exc})") from None
-    if not isinstance(config, dict) or not isinstance(config.get("standard"), dict):
-        raise Refused(f"{option}: {folder} is not a job (its config.json has no standard object)")
-    try:
-        return read_job_standard(config, job.config_file)
-    except JobRecordError as exc:
-        raise Refused(f"{option}: {folder} is not a job ({exc})") from None
 
 
 def _shard(text: str | None) -> Shard | None:
@@ -114,17 +86,29 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--judge-model", help="Ask the benchmark's judge as this model, not its official one (recorded).")
 @click.option("--like-leaderboard", is_flag=True,
               help="Run as the benchmark's leaderboard does: its simulator, judge, options and at least its attempts.")
+@click.option("--variant", "variant_dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="Run a variant (DIR/variant.toml): its agent and model, its instruction file and skills in every unit.")
+@click.option("--all-variants", "all_variants", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
+              help="One job per variant, one after the other: DIR is a variant folder or a folder of them. Repeatable.")
+@click.option("--effort", help="The reasoning effort (over the variant's reasoning_effort), given the agent the way its definition declares.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, the upstream's own answerer (original), or a control (nop, oracle), into a job."""
     ctx = click.get_current_context()
     session = session_for(ctx)
     resume: Path | None = options["resume"]
+    variants = []
     if resume is not None:
-        spec = _resumed_spec(ctx, resume, benchmark, participant)
+        if options["variant_dir"] is not None or options["all_variants"] or options["effort"]:
+            raise Refused("--resume runs the job's own variant and effort: --variant, --all-variants and --effort do not go with it")
+        spec = resumed_spec(ctx, resume, benchmark, participant)
     else:
+        if options["variant_dir"] is not None or options["all_variants"]:
+            variants = variant_runs.variants_given(options["variant_dir"], options["all_variants"])
+            variant_runs.check_fit(session, variants, participant, options["effort"])
+            participant = participant or variants[0].toml.agent
         if benchmark is None or participant is None:
-            raise Refused("run needs BENCHMARK and AGENT|original|nop|oracle (or --resume JOB_DIR)")
+            raise Refused("run needs BENCHMARK and AGENT|original|nop|oracle (or --variant DIR, or --resume JOB_DIR)")
         if options["retry_errors"]:
             raise Refused("--retry-errors goes with --resume")
         spec = RunSpec(
@@ -149,11 +133,22 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             max_cost=options["max_cost"],
             simulator_model=options["simulator_model"],
             judge_model=options["judge_model"],
+            effort=options["effort"],
         )
         if options["like_leaderboard"]:
             spec = _like_leaderboard(ctx, session, spec)
+    if not variants:
+        _run_job(session, spec, resume, options["retry_errors"])
+        return
+    variant_runs.run_all(session, spec, variants, options, _run_job)
+
+
+def _run_job(session: Any, spec: RunSpec, resume: Path | None, retry_errors: bool, go_on: bool = False) -> Any:
+    """One job run, its folder and summary said; a cancelled one exits; a stopped or failed one exits unless `go_on` (more jobs follow)."""
     try:
-        outcome = Engine(session, spec).run(resume=resume, retry_errors=options["retry_errors"])
+        outcome = Engine(session, spec).run(resume=resume, retry_errors=retry_errors)
+    except NoneInScope:
+        raise
     except RunRefused as exc:
         raise Refused(f"run refused: {exc}") from None
     except KeyboardInterrupt:
@@ -168,7 +163,9 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     if outcome.state in ("stopped", "failed"):
         then = "finish it with" if outcome.state == "stopped" else "when it is fixed"
         click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; {then}: nullius run --resume {outcome.job_dir}", err=True)
-        sys.exit(RUN_FAILED)
+        if not go_on:
+            sys.exit(RUN_FAILED)
+    return outcome
 
 
 def _like_leaderboard(ctx: click.Context, session: Any, spec: RunSpec) -> RunSpec:
@@ -183,70 +180,6 @@ def _like_leaderboard(ctx: click.Context, session: Any, spec: RunSpec) -> RunSpe
         return like_leaderboard(spec, bench, given, RunRefused)
     except RunRefused as exc:
         raise Refused(f"run refused: {exc}") from None
-
-
-# Options a resumed run takes from the job's config; given again, they must agree.
-_RESUMED = {
-    "dataset": "dataset",
-    "limit": "limit",
-    "concurrency": "concurrency",
-    "repeat": "repeat",
-    "model": "model",
-    "backend": None,
-    "launch": "launch",
-}
-
-
-def _resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, participant: str | None) -> RunSpec:
-    job = JobDir(job_dir)
-    std = _job(job_dir, f"--resume {job_dir}")
-    differs = []
-    if benchmark is not None and benchmark != std.benchmark_ref:
-        differs.append(f"benchmark {benchmark} (the job's: {std.benchmark_ref})")
-    if participant is not None and participant != std.participant:
-        differs.append(f"participant {participant} (the job's: {std.participant})")
-    for option, key in _RESUMED.items():
-        if ctx.get_parameter_source(option) != click.core.ParameterSource.COMMANDLINE:
-            continue
-        given = ctx.params[option]
-        have = std.backend_name if key is None else getattr(std, key)
-        if given != have:
-            flag = "-j" if option == "concurrency" else f"--{option.replace('_', '-')}"
-            differs.append(f"{flag} {given} (the job's: {have})")
-    shard = Shard(std.shard.index, std.shard.of) if std.shard is not None else None
-    if ctx.get_parameter_source("shard_text") == click.core.ParameterSource.COMMANDLINE and str(ctx.params["shard_text"]) != str(shard):
-        differs.append(f"--shard {ctx.params['shard_text']} (the job's: {shard})")
-    if ctx.get_parameter_source("bench_options") == click.core.ParameterSource.COMMANDLINE:
-        given_options = _pairs(ctx.params["bench_options"], "--bench-option")
-        if any((std.options or {}).get(k) != v for k, v in given_options.items()):
-            differs.append(f"--bench-option {given_options} (the job's: {std.options})")
-    if differs:
-        raise Refused("resuming with other settings than the job's is refused: " + "; ".join(differs))
-    return RunSpec(
-        benchmark=std.benchmark_ref,
-        participant=std.participant,
-        jobs_dir=job.path.parent,
-        dataset=std.dataset_folder or std.dataset,
-        limit=std.limit,
-        concurrency=std.concurrency,
-        repeat=std.repeat,
-        shard=shard,
-        bench_options=dict(std.options or {}),
-        job_name=job.name,
-        backend=std.backend_name,
-        model=std.model,
-        unsandboxed=std.unsandboxed,
-        launch=std.launch,
-        purpose=std.purpose,
-        agent_options=dict(std.agent.options) if std.agent is not None else {},
-        provider=std.agent.provider if std.agent is not None else None,
-        base_url=std.agent.base_url if std.agent is not None else None,
-        # the voices the job asked: another than the official one is asked again by name
-        simulator_model=std.simulator.model if std.simulator is not None and not std.simulator.official else None,
-        judge_model=std.judge.model if std.judge is not None and not std.judge.official else None,
-        like_leaderboard=std.like_leaderboard,
-        max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
-    )
 
 
 @click.group("data")

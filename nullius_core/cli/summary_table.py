@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from nullius_core.jobs.configurations import Configuration, Figure
 from nullius_core.jobs.report import Report
 
 
@@ -45,9 +46,13 @@ def _attempts(combined: dict) -> str:
 def rows(report: Report) -> list[tuple[str, str]]:
     """The summary as (label, value) rows, in the order they are read."""
     out = [("job", str(report.job)), ("ran", f"{report.benchmark} with {report.participant}" + (f" on {report.model}" if report.model else ""))]
+    if report.variant is not None or report.effort:
+        out.append(("variant", (report.variant or "none") + f"; reasoning effort {report.effort or 'not set (the agent default)'}"))
     out.append(("state", report.state + (f": {report.reason}" if report.reason else "")))
     counted = ", ".join(f"{n} {name}" for name, n in report.outcomes.items() if n or name in ("passed", "failed", "scored"))
     out.append(("units", f"{counted} (of {report.planned} planned)"))
+    if report.skipped:
+        out.append(("skipped", f"{report.skipped} units outside the variant's scope (variant.toml tasks): not run, not errors"))
     for name, (n, phase) in sorted(report.errors.items()):
         out.append(("  error", f"{n} x {name} ({phase})"))
     out.append(("mean", _mean(report)))
@@ -88,4 +93,41 @@ def draw_transcript(trial_name: str, lines: list[tuple[str, str]], stream: TextI
     stream.write(f"\n--- {trial_name} ---\n")
     for who, text in lines:
         stream.write(f"[{who}]\n{text.rstrip()}\n\n")
+    stream.flush()
+
+
+def _figure(fig: Figure, fmt: str, unknown: str = "-") -> str:
+    if fig.mean is None:
+        return unknown
+    return fmt.format(fig.mean) + (f" ± {fmt.format(fig.std)}" if fig.std is not None else "")
+
+
+def configuration_rows(configs: list[Configuration]) -> list[list[str]]:
+    """The run-end table's rows: a header, then one per configuration."""
+    out = [["variant", "agent", "model", "effort", "trials", "score", "tokens", "cost (first run)"]]
+    for c in configs:
+        cost = _figure(c.cost, "${:,.4f}", unknown=f"unknown ({c.unknown_cost} unpriced)" if c.unknown_cost else "-")
+        out.append([c.variant, c.agent, c.model, c.effort or "(not set)", str(c.trials), _figure(c.score, "{:.4f}"),
+                    _figure(c.tokens, "{:,.0f}"), cost])
+    return out
+
+
+def draw_configurations(configs: list[Configuration], stream: TextIO, rich: bool | None = None) -> None:
+    """One row per (variant, agent, model, effort): trials, and score, tokens and cost, each ± its inter-trial std (n >= 2)."""
+    header, *body = configuration_rows(configs)
+    if rich if rich is not None else stream.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="nullius: the configurations (± sample std over trials)", title_justify="left")
+        for name in header:
+            table.add_column(name)
+        for row in body:
+            table.add_row(*row)
+        Console(file=stream).print(table)
+        return
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    stream.write("configurations (± sample std over trials, n >= 2):\n")
+    for row in [header, *body]:
+        stream.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n")
     stream.flush()

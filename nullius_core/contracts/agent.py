@@ -28,6 +28,9 @@ class AgentLaunch:
     label: str
     reads: tuple[Path, ...] = ()  # folders it reads at their paths here: its install and definition folder
     licence_files: tuple[tuple[Path, str], ...] = ()  # (the 0600 file here, the path a container mounts it at)
+    # A variant's workspace files (nullius_core/variants): already in the workspace; a backend whose agent works elsewhere
+    # (a task's own image, a box) puts them into the agent's working folder before the agent starts.
+    workdir_files: Path | None = None
 
 
 class AgentProcess(Protocol):

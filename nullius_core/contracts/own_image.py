@@ -132,6 +132,9 @@ class Box(Protocol):
     async def solve(self, steps: Steps, out: Path) -> int | None:
         """The oracle's solution, run in the box; its output to `out`; its exit (None: timed out)."""
 
+    async def put_files(self, folder: Path) -> None:
+        """The files under `folder` into the working directory, over what is there (a variant's, before the agent starts)."""
+
     async def changes(self) -> str:
         """What the agent (or the oracle) changed in the container (`docker diff`), one path a line; taken once,
         before the check's files go in (`verify` takes it then)."""

@@ -29,6 +29,7 @@ from nullius_core.definitions.common import (
     template_slots,
 )
 from nullius_core.definitions.converter import extensions_field
+from nullius_core.definitions.variant_places import VariantPlaces
 
 AGENT_SCHEMA = "nullius.agent/v1"
 CAPABILITY_SCHEMA = "nullius.capability/v1"
@@ -93,6 +94,7 @@ class Resolved:
     notices: tuple[str, ...] = ()
     fidelity: Fidelity | None = None  # how to run its own CLI (`nullius fidelity`)
     fidelity_proof: FidelityProof | None = None  # `proven.fidelity`: what `nullius fidelity` found
+    variant: VariantPlaces | None = None  # where a variant's files go and how its effort reaches the agent
 
     @property
     def ref(self) -> str:
@@ -166,6 +168,7 @@ class _Participant:
             notices=tuple(block.notices if block.notices is not None else self.notices or ()),
             fidelity=block.fidelity or getattr(self, "fidelity", None),
             fidelity_proof=proven.get(FIDELITY_KEY),
+            variant=getattr(self, "variant", None),
         )
 
     def _common_issues(self) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -217,9 +220,14 @@ class Agent(_Participant):
     schema: Literal["nullius.agent/v1"]
     model: ModelWiring | None = None
     fidelity: Fidelity | None = None
+    variant: VariantPlaces | None = None
 
     def _invariants(self) -> Issues:
         yield from self._common_issues()
+        effort = self.variant.effort if self.variant is not None else None
+        if effort is not None and effort.option is not None and effort.option not in (self.options or {}):
+            known = ", ".join(sorted(self.options or {})) or "none declared"
+            yield ("variant", "effort", "option"), f"expected one of the agent's options ({known}), found {effort.option!r}"
         for port in ports_of(self.proven):
             if port.startswith("cap."):
                 yield ("proven", port), f"expected an agent port (agent.*), found {port!r}"

@@ -13,8 +13,12 @@ from typing import Any
 TOKENS = ("n_input_tokens", "n_cache_tokens", "n_output_tokens")
 
 
-def _cost_of(trial: dict[str, Any]) -> dict[str, Any] | None:
+def cost_of(trial: dict[str, Any]) -> dict[str, Any] | None:
+    """A trial's priced cost (its relay's): as served, as if the first run, what it was priced as."""
     return ((trial.get("agent_result") or {}).get("metadata") or {}).get("cost")
+
+
+_cost_of = cost_of
 
 
 def harbor_totals(trials: list[dict[str, Any]]) -> dict[str, Any]:

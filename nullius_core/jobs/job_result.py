@@ -28,6 +28,12 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     routes = added_routes([(t.get("standard") or {}).get("routes") or {} for t in trials])
     if routes:  # the simulated users' and judges' calls, apart from the agents'
         summary["routes"] = routes
+    if std.out_of_scope:  # a scoped variant's units left out: skipped, never counted as errors or in the mean
+        summary["skipped"] = {"units": len(std.out_of_scope), "reason": "outside the variant's scope (variant.toml tasks)",
+                              "names": list(std.out_of_scope)}
+    if std.variant is not None or std.reasoning_effort:
+        summary["variant"] = {"name": std.variant.name, "digest": std.variant.digest} if std.variant is not None else None
+        summary["reasoning_effort"] = std.reasoning_effort
     if budget is not None and summary["cost"] is not None:
         summary["cost"].update(budget)
     now = iso(utcnow())

@@ -51,11 +51,28 @@ def _standards(jobs: list[JobDir]) -> list[JobStandard]:
         raise MergeRefused(f"refused: {exc}") from None
 
 
+def _configuration(std: JobStandard) -> tuple[str | None, str]:
+    return (std.variant.digest if std.variant is not None else None, std.reasoning_effort)
+
+
+def _same_configuration(jobs: list[JobDir], configs: list[JobStandard]) -> None:
+    """Jobs of another variant (digest) or effort are another configuration: never merged, --force or not."""
+    first = configs[0]
+    for job, std in zip(jobs[1:], configs[1:], strict=True):
+        if _configuration(std) != _configuration(first):
+            def said(s: JobStandard) -> str:
+                variant = f"variant {s.variant.name} (digest {s.variant.digest[:12]})" if s.variant is not None else "no variant"
+                return f"{variant}, reasoning effort {s.reasoning_effort or 'not set'}"
+            raise MergeRefused(f"refused: {job.name} ran {said(std)}, {jobs[0].name} {said(first)}: another configuration, "
+                               "never merged (not even with --force)")
+
+
 def check(jobs: list[JobDir], force: bool) -> list[str]:
     """Every reason to refuse; raises at once for what --force cannot allow."""
     configs = _standards(jobs)
     problems: list[str] = []
     first = configs[0]
+    _same_configuration(jobs, configs)
     for job, std in zip(jobs[1:], configs[1:], strict=True):
         for key, label in SAME.items():
             if getattr(std, key) != getattr(first, key):

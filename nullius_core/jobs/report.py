@@ -45,6 +45,9 @@ class Report:
     wall_seconds: float | None
     slowest: Slowest | None
     attempts: dict[str, Any] | None = None  # result.json's standard.attempts (jobs/attempts.py), without its by_unit
+    variant: str | None = None  # "name (digest)": the variant every trial ran
+    effort: str = ""  # an explicit reasoning effort; "" none was set
+    skipped: int = 0  # units outside a scoped variant's tasks: skipped, not errors
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -106,6 +109,9 @@ def report(folder: Path) -> Report:
         wall_seconds=_seconds(result.get("started_at"), result.get("finished_at") or result.get("updated_at")),
         slowest=Slowest(slowest[0], round(slowest[1], 2)) if slowest else None,
         attempts={k: v for k, v in summary["attempts"].items() if k != "by_unit"} if isinstance(summary.get("attempts"), dict) else None,
+        variant=f"{std.variant.name} (digest {std.variant.digest[:12]})" if std.variant is not None else None,
+        effort=std.reasoning_effort,
+        skipped=len(std.out_of_scope or []),
     )
 
 

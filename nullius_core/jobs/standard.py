@@ -116,6 +116,27 @@ class RouteUse:
 
 
 @attrs.frozen(kw_only=True)
+class VariantRecord:
+    """The variant a run ran (nullius_core/variants): its name, its digest (sha256 over its normalized files), its folder and scope."""
+
+    name: str
+    digest: str
+    folder: str
+    agent: str  # as variant.toml names it
+    model: str  # variant.toml's; the run's own `model` says what ran (--model overrides it)
+    tasks: list[str] = attrs.field(factory=list)  # its scope: empty, every unit
+    files: list[str] = attrs.field(factory=list)  # what was staged: "workspace/AGENTS.md", "home/...", ...
+
+
+@attrs.frozen(kw_only=True)
+class TrialVariant:
+    """result.json's note of the variant a trial ran: which configuration it belongs to."""
+
+    name: str
+    digest: str
+
+
+@attrs.frozen(kw_only=True)
 class JobStandard:
     """config.json's `standard`: the run as it was asked and prepared."""
 
@@ -156,6 +177,9 @@ class JobStandard:
     dataset_folder: str | None = None  # a folder as the dataset (--dataset PATH): where it was; its files are the job's dataset.sha256
     merged_from: list[MergedShard] | None = None  # a merged job's shards (nullius merge)
     merged_despite: list[str] | None = None  # what differed between them, merged with --force
+    variant: VariantRecord | None = None  # --variant / --all-variants: the variant every trial ran
+    reasoning_effort: str = ""  # only an explicit one (--effort, the variant's); "" when none was set, never a family default
+    out_of_scope: list[str] | None = None  # a scoped variant's units left out of the run: skipped, not errors
 
     @property
     def backend_name(self) -> str:
@@ -197,6 +221,8 @@ class TrialStandard:
     unit: str
     position: int
     attempt: int
+    variant: VariantRecord | None = None
+    reasoning_effort: str = ""
 
     @classmethod
     def of(cls, job: JobStandard, unit: str, position: int, attempt: int) -> TrialStandard:
@@ -235,6 +261,8 @@ class TrialOwn:
     image: str | None = None
     agent: TrialAgent | None = None
     routes: dict[str, RouteUse] | None = None  # "simulator", "judge": what each of the unit's other routes spent
+    variant: TrialVariant | None = None
+    reasoning_effort: str = ""  # an explicit effort alone; "" when none was set
 
 
 def read_job_standard(config: Any, file: Path) -> JobStandard:
@@ -266,6 +294,6 @@ def written(record: JobStandard) -> dict[str, Any]:
     """A JobStandard as config.json holds it: every field, null or not."""
     out = unstructure(record)
     for field in attrs.fields(JobStandard):
-        if field.default is attrs.NOTHING:
-            out.setdefault(field.name, None)
+        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope"):
+            out.setdefault(field.name, None if field.name != "reasoning_effort" else "")
     return out

@@ -87,14 +87,17 @@ def agent_launch(prepared: Prepared, place: UnitPlace, base_url: str, token: str
                 raise ValueError(f"model.files names {relative!r}, outside the agent's HOME")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(fill(text, slots), encoding="utf-8")
+    env.update(agent.effort_env)  # the reasoning effort, where the agent declares it takes one as a variable
     argv = [fill(a, slots) for a in resolved.start]
     licence_files: tuple[tuple[Path, str], ...] = ()
     if handout is not None:  # the environment's licences: in memory, never in a file of the agent's
         env.update(handout.env())
         licence_files = tuple((f.host, f.secret.path or "") for f in handout.files)
     reads = tuple(p for p in (install, Path(agent.entry.folder)) if p is not None)
+    staged = agent.staged
+    workdir_files = staged.folder / "workspace" if staged is not None and "workspace" in staged.roots() else None
     return AgentLaunch(argv=argv, env=env, cwd=place.agent_dir, home=place.home, stderr=trial.agent / "stderr.txt", label=resolved.ref, reads=reads,
-                       licence_files=licence_files)
+                       licence_files=licence_files, workdir_files=workdir_files)
 
 
 def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntry]:

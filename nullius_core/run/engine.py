@@ -34,7 +34,7 @@ from nullius_core.processes import lifetime
 from nullius_core.relay import upstreams
 from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
-from nullius_core.run import budget
+from nullius_core.run import budget, scope
 from nullius_core.run.environments import BoxLender
 from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
@@ -193,8 +193,12 @@ class Engine:
                        resuming: bool, retry_errors: bool) -> tuple[RunFacts, list[Work], list[Work]]:
         """The units planned, config.json written (or read, resuming), and what every trial shares."""
         units = await self._units(prepared)
-        work = self._plan(units)
-        config = job_config(self.spec, self.session.versions(), job, prepared, units, work, started, backend) if not resuming else job.read_config()
+        in_scope, out_of_scope = scope.split(self.spec.variant, units, prepared.bench.ref)
+        work = self._plan(in_scope)
+        if resuming:
+            scope.same_variant(job.path, self._standard_of(job, job.read_config()), prepared)
+        config = (job_config(self.spec, self.session.versions(), job, prepared, units, work, started, backend, out_of_scope)
+                  if not resuming else job.read_config())
         if not resuming:
             job.path.mkdir(parents=True, exist_ok=True)
             job.write_config(config)

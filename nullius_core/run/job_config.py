@@ -12,15 +12,16 @@ from nullius_core import __version__
 from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
-from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, SetupRecord, Shard, VoiceRecord, written
+from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, SetupRecord, Shard, VariantRecord, VoiceRecord, written
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.unit import Work
+from nullius_core.variants import StagedVariant
 
 
 def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: Prepared, units: list[str], work: list[Work], started: datetime,
-               backend: Backend) -> dict[str, Any]:
+               backend: Backend, out_of_scope: list[str] | None = None) -> dict[str, Any]:
     """The job's config.json: Harbor's JobConfig fields, and all the standard records of the run in `standard`."""
     bench = prepared.bench
     return {
@@ -67,8 +68,19 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             like_leaderboard=spec.like_leaderboard,
             setup=SetupRecord(**prepared.original.setup.record()) if prepared.original is not None else None,
             dataset_folder=str(prepared.folder.path) if prepared.folder is not None else None,
+            variant=variant_record(getattr(prepared.agent, "staged", None)),
+            reasoning_effort=spec.effort or "",
+            out_of_scope=out_of_scope or None,
         )),
     }
+
+
+def variant_record(staged: StagedVariant | None) -> VariantRecord | None:
+    if staged is None:
+        return None
+    variant = staged.variant
+    return VariantRecord(name=variant.name, digest=staged.digest, folder=str(variant.folder), agent=variant.toml.agent, model=variant.toml.model,
+                         tasks=list(variant.toml.tasks), files=list(staged.files))
 
 
 def _voice(prepared: Prepared, role: str) -> VoiceRecord | None:

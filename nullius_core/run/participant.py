@@ -7,6 +7,7 @@ missing (a port, `--unsandboxed`, `--model`, a provider's key).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -21,6 +22,8 @@ from nullius_core.run import install
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.session import Session
+from nullius_core.variants.fit import Fitted, fit as fit_variant
+from nullius_core.variants.stage import StagedVariant
 
 
 @attrs.frozen(kw_only=True)
@@ -47,10 +50,13 @@ class PreparedAgent:
     protocol: AgentProtocolSpec
     proofs: dict[str, Any] | None = None  # where its proofs come from (catalogue.Standing.as_json)
     served: ProviderServer | None = None  # the provider's own model server, started with the run's relay
+    staged: StagedVariant | None = None  # the variant's files, written into every unit before the agent starts
+    effort_env: dict[str, str] = attrs.field(factory=dict)  # the effort, where the agent takes it as a variable
 
 
 def prepare_agent(
-    session: Session, spec: RunSpec, bench: ResolvedBenchmark, backend: BackendSpec, progress: Progress, refused: type[Exception]
+    session: Session, spec: RunSpec, bench: ResolvedBenchmark, backend: BackendSpec, progress: Progress, refused: type[Exception],
+    scratch: Path | None = None,
 ) -> PreparedAgent:
     key, version = split_ref(spec.participant)
     try:
@@ -72,6 +78,8 @@ def prepare_agent(
         if not result.ok:
             raise refused(f"{resolved.ref} cannot run {bench.ref}: {'; '.join(result.reasons)}")
     if resolved.family == "capability":
+        if spec.variant is not None or spec.effort:
+            raise refused(f"{resolved.ref} is a capability: a variant or a reasoning effort is an agent's")
         return _capability(session, spec, entry, resolved, progress, refused)
     if not backend.isolates and not spec.unsandboxed:
         isolating = sorted(b.name for b in session.backends if b.isolates)
@@ -82,7 +90,8 @@ def prepare_agent(
         raise refused("an agent run needs --model (the model the relay sends every call as)")
     from nullius_core.run.prepare import resolve_options
 
-    options = resolve_options(resolved.options, spec.agent_options, "", resolved.ref, what="option")
+    fitted = _fit_variant(spec, resolved, scratch, refused)
+    options = resolve_options(resolved.options, {**spec.agent_options, **fitted.options}, "", resolved.ref, what="option")
     protocol = session.agent_protocols.get("acp")
     if protocol is None:
         raise refused("no agent protocol 'acp' is registered (is the bundled plugin acp-client blocked?)")
@@ -97,7 +106,19 @@ def prepare_agent(
     served = served_by(session, spec, upstream, progress, refused)
     install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
     return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol,
-                         proofs=_proofs(session, entry, resolved), served=served)
+                         proofs=_proofs(session, entry, resolved), served=served, staged=fitted.staged, effort_env=fitted.env)
+
+
+def _fit_variant(spec: RunSpec, resolved: Resolved, scratch: Path | None, refused: type[Exception]) -> Fitted:
+    """The variant's files staged for this agent and its effort's way in (variants/fit.py); a variant's file error refuses the run."""
+    if spec.variant is None and not spec.effort:
+        return Fitted(options={}, env={}, staged=None)
+    if scratch is None:
+        raise refused("a variant or an effort needs a run's scratch folder")
+    try:
+        return fit_variant(spec.variant, spec.effort, resolved, spec.agent_options, scratch, refused)
+    except DefinitionError as exc:
+        raise refused(f"the variant {spec.variant.name if spec.variant else ''} is invalid:\n{exc.render()}") from None
 
 
 def served_by(session: Session, spec: RunSpec, upstream: Upstream, progress: Progress, refused: type[Exception]) -> ProviderServer | None:

@@ -119,12 +119,14 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         known = ", ".join(session.backends.names()) or "none registered"
         raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
     agent = original = None
+    if (spec.variant is not None or spec.effort) and (spec.participant == ORIGINAL or spec.control is not None):
+        raise RunRefused(f"a variant or a reasoning effort is an agent's, not {spec.participant}'s")
     if spec.participant == ORIGINAL:
         original = _original(session, spec, bench)
     elif spec.control is None:
         from nullius_core.run.participant import prepare_agent
 
-        agent = prepare_agent(session, spec, bench, backend, progress, RunRefused)
+        agent = prepare_agent(session, spec, bench, backend, progress, RunRefused, scratch)
     voices = voices_for(bench, spec, options, RunRefused)
     voice_upstream = _voice_upstream(session, spec, bench, voices) if spec.control is not None and voices else None
     runner = session.runners.get(f"driver:{bench.driver.runner}")

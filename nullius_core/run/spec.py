@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 
 from nullius_core.run.shard import Shard
+from nullius_core.variants import Variant
 
 CONTROLS = ("nop", "oracle")
 
@@ -43,6 +44,8 @@ class RunSpec:
     simulator_model: str | None = None  # the simulated user asked as another model than the definition's
     judge_model: str | None = None  # the judge asked as another model than the definition's
     like_leaderboard: bool = False  # the leaderboard's simulator, judge, options and attempts (voices.like_leaderboard)
+    variant: Variant | None = None  # a variant folder's files, staged into every unit (nullius_core/variants)
+    effort: str | None = None  # an explicit reasoning effort (--effort, else the variant's); None: the agent's own default
 
     @property
     def control(self) -> str | None:
@@ -51,6 +54,8 @@ class RunSpec:
     def default_job_name(self, started: datetime | None = None) -> str:
         stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%d__%H-%M-%S")
         parts = [stamp, self.benchmark, self.purpose or self.participant]
+        if self.variant is not None:
+            parts.append(self.variant.name)
         if self.model:
             parts.append(self.model)
         if self.shard is not None:
@@ -62,4 +67,5 @@ class RunSpec:
         if self.launch:
             return self.launch
         day = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%d")
-        return "__".join(p for p in (day, self.benchmark, self.participant, self.model or "") if p)
+        variant = self.variant.name if self.variant is not None else ""
+        return "__".join(p for p in (day, self.benchmark, self.participant, variant, self.model or "") if p)

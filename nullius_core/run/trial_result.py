@@ -22,7 +22,7 @@ from nullius_core.jobs.harbor import Phases, verifier_text
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.locks import write_trial_lock
 from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
-from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn
+from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn, TrialVariant
 from nullius_core.relay.usage import routes_used
 from nullius_core.run.agent_unit import AgentRun
 from nullius_core.run.capability_unit import CapabilityRun
@@ -178,6 +178,8 @@ def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | Non
         dataset=prepared.dataset_name,
         environment=place.environment.name if place is not None and place.environment is not None else None,
         image=place.image if place is not None else None,
+        variant=TrialVariant(name=facts.standard.variant.name, digest=facts.standard.variant.digest) if facts.standard.variant else None,
+        reasoning_effort=facts.standard.reasoning_effort,
         agent=TrialAgent(
             ref=prepared.agent.resolved.ref,
             stop_reason=run.outcome.stop_reason,

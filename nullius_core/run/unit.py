@@ -196,12 +196,17 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
     task = setup.get("task")
     if isinstance(task, dict):  # the upstream's own names for the task (Harbor's [task] name, its digest, its folder)
         ran.task = {k: str(task[k]) for k in ("name", "checksum", "path") if isinstance(task.get(k), str) and task[k]}
+    staged = getattr(prepared.agent, "staged", None)
+    if staged is not None:  # in the setup's commit: the agent's changes are its own, the variant's files are not among them
+        await asyncio.to_thread(staged.write_into, {"workspace": place.workspace, "home": place.home})
     await asyncio.to_thread(commit_setup, place.workspace)
     try:
         ran.place, ran.handout = await environments.enter(facts, backend, place, setup, trial.name)
     except environments.EnvironmentProblem as exc:
         ran.place = attrs.evolve(place, environment=exc.environment)
         raise TrialError(exc.kind, str(exc)) from None
+    if staged is not None and staged.unreachable(ran.place):
+        raise TrialError("EnvironmentSetupError", str(staged.unreachable(ran.place)))
     if ran.place.sandbox is not None:  # in the unit's own image, now that its environment is known
         ran.base = {**ran.base, "sandbox": ran.place.sandbox}
     return setup

@@ -152,6 +152,11 @@ class DockerBox(CheckSteps):
             result[0] = f"{len(self.sidecars.services)} services"
         self._env = {**self.sidecars.main_env, **self.own.env}
 
+    async def put_files(self, folder: Path) -> None:
+        """The files under `folder` into the working directory, over what is there: a variant's, before its agent starts."""
+        data = await asyncio.to_thread(boxfiles.folder_archive, folder, self.workdir)
+        await self.api.call(self.calls, "agent", "PUT", "/containers/{}/archive", self.name, query={"path": "/"}, data=data, timeout=300)
+
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
         await self.check_runtime(argv[0])
         flags, cli_env = dockercli.by_name(env)

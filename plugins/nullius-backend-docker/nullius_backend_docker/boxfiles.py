@@ -46,6 +46,21 @@ def archive(source: Path, steps: Steps) -> bytes:
     return buffer.getvalue()
 
 
+def folder_archive(folder: Path, inside: str) -> bytes:
+    """Every file under `folder` as a tar to extract at the box's root, each at `inside`/its path (a variant's files)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                info = tar.gettarinfo(str(path), arcname=f"{inside.strip('/')}/{path.relative_to(folder).as_posix()}")
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.mode = 0o644
+                with open(path, "rb") as file:
+                    tar.addfile(info, file)
+    return buffer.getvalue()
+
+
 def extract(data: bytes, verifier_dir: Path) -> list[str]:
     """The collected folder's files into verifier/, beside the run's own (which they never replace).
 

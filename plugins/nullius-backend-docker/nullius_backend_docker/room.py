@@ -136,6 +136,8 @@ class DockerRoom:
             command = runtime.with_node(command)
         if self.box is not None:
             await self.box.start(volumes, door=True)
+            if launch.workdir_files is not None:  # the agent works in the image's folder, not the workspace: a variant's files go there
+                await self.box.put_files(launch.workdir_files)
             self._agent = await self.box.exec_agent(command, env, launch.stderr)
             return self._agent
         assert self._door is not None

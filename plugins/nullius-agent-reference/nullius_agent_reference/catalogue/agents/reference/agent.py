@@ -51,12 +51,61 @@ Use the tools when they help: read, write and list files, run shell commands, an
 When you are done, answer the user plainly; your last message is your answer."""
 
 
+INSTRUCTIONS = "AGENTS.md"  # the workspace's instructions, as agent.json's variant.instructions declares
+INSTRUCTIONS_MAX = 32 * 1024
+SKILLS = Path(".agents") / "skills"  # skill folders, each with its SKILL.md (agent.json's variant.skills)
+
+
+def _inside(path: Path, cwd: Path) -> bool:
+    """A file of the workspace's own, not a link out of it (the agent cannot leave its workspace, nor can what it reads)."""
+    return path.resolve().is_relative_to(cwd.resolve())
+
+
+def _skill_line(folder: Path, cwd: Path) -> str | None:
+    """`- name: description (path)` from a skill's SKILL.md front matter; None when it has no SKILL.md."""
+    if not _inside(folder / "SKILL.md", cwd):
+        return None
+    try:
+        text = (folder / "SKILL.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = {}
+    if text.startswith("---"):
+        for line in text.split("\n")[1:]:
+            if line.strip() == "---":
+                break
+            key, sep, value = line.partition(":")
+            if sep:
+                fields[key.strip()] = value.strip()
+    name = fields.get("name") or folder.name
+    return f"- {name}: {fields.get('description', '')} (read {SKILLS / folder.name / 'SKILL.md'} before using it)".replace(":  (", ": (")
+
+
+def system_prompt(cwd: Path) -> str:
+    """The system prompt, then the workspace's AGENTS.md and a list of its skills, when it has them."""
+    parts = [SYSTEM_PROMPT.format(cwd=cwd)]
+    try:
+        if not _inside(cwd / INSTRUCTIONS, cwd):
+            raise OSError("a link out of the workspace")
+        with (cwd / INSTRUCTIONS).open("rb") as file:  # at most 32 KiB, as Codex reads a project's AGENTS.md
+            instructions = file.read(INSTRUCTIONS_MAX).decode("utf-8", errors="replace").strip()
+    except OSError:
+        instructions = ""
+    if instructions:
+        parts.append(f"The workspace's {INSTRUCTIONS} says:\n{instructions}")
+    skills_dir = cwd / SKILLS
+    lines = [line for f in sorted(skills_dir.iterdir()) if f.is_dir() and (line := _skill_line(f, cwd))] if skills_dir.is_dir() else []
+    if lines:
+        parts.append("Skills in the workspace:\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
 class Session:
     def __init__(self, session_id: str, cwd: Path) -> None:
         self.id = session_id
         self.workspace = Workspace(cwd, _env_float("NULLIUS_REFERENCE_COMMAND_TIMEOUT", 120.0))
         self.mcp: Any = NoMcp()
-        self.history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT.format(cwd=cwd)}]
+        self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(cwd)}]
         self.turn: asyncio.Task[dict[str, Any]] | None = None
         self.cancel_requested = False
         self.tool_call_ids: set[str] = set()
