@@ -1,0 +1,87 @@
+"""`nullius compare` on real jobs: the table against the jobs' own records, paired stats by hand, the pictures, refusals."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from nullius_core.testing import run_cli
+
+
+def compare(jobs, *args):
+    return run_cli(["compare", *args], jobs["env"])
+
+
+def records(job):
+    return {p.parent.name: json.loads(p.read_text()) for p in job.glob("*/result.json")}
+
+
+def test_the_table_holds_the_jobs_own_figures(jobs, tmp_path):
+    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(tmp_path / "out"), "--json")
+    assert done.code == 0, done.output
+    data = json.loads(done.stdout)
+    rows = {r["job"]: r for r in data["rows"]}
+    for name in ("a", "b"):
+        trials = records(jobs[name])
+        job = json.loads((jobs[name] / "result.json").read_text())
+        row = rows[name]
+        assert row["trials"] == len(trials) and row["quality_source"] == "reward"
+        assert row["reward"]["mean"] == pytest.approx(job["standard"]["mean"])
+        costs = [t["agent_result"]["metadata"]["cost"]["first_run_usd"] for t in trials.values()]
+        assert row["cost"]["mean"] == pytest.approx(sum(costs) / len(costs))
+        assert sum(costs) == pytest.approx(job["standard"]["cost"]["first_run_usd"])
+        tokens = [t["agent_result"]["n_input_tokens"] + t["agent_result"]["n_output_tokens"] for t in trials.values()]
+        assert row["tokens"]["mean"] == pytest.approx(sum(tokens) / len(tokens))
+        assert row["tokens"]["std"] is not None and row["pricing_as_of"] == "2026-11-15"
+        assert (row["model"], row["effort"], row["variant"]) == ("fake-model", "", "")
+    assert rows["a"]["reward"]["mean"] == 0.5 and rows["b"]["reward"]["mean"] == 0.75
+
+
+def test_paired_statistics_by_hand(jobs, tmp_path):
+    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(tmp_path / "out"), "--json")
+    [paired] = json.loads(done.stdout)["paired"]
+    # a passes u0000, u0002; b (twice each) passes u0000, u0001, u0003: differences per unit 0, -1, +1, -1
+    assert (paired["units"], paired["wins"], paired["losses"], paired["ties"]) == (4, 1, 2, 1)
+    assert paired["mean_difference"] == pytest.approx(-0.25)
+    # s of (0, -1, 1, -1) = sqrt(2.75/3); t(0.975, 3) = 3.182446 (Student's t table)
+    half = 3.182446 * (2.75 / 3) ** 0.5 / 2
+    assert paired["ci95"] == pytest.approx([-0.25 - half, -0.25 + half], abs=1e-5)
+    assert paired["mcnemar"] == {"only_a": 1, "only_b": 2, "p": 1.0}
+    # b has two attempts a unit: its clustered SE by unit, by hand: mean 0.75 over 8; residual sums per unit
+    # 0.5, -1.5, 0.5, 0.5 -> sqrt(4/3 * 3) / 8 = 0.25
+    assert paired["clustered"]["b"] == {"observations": 8, "mean": 0.75, "se": pytest.approx(0.25)}
+    assert paired["clustered"]["a"]["se"] is None  # one observation a unit: no clustering to do
+
+
+def test_the_pictures_and_the_terminal_table(jobs, tmp_path):
+    out = tmp_path / "out"
+    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(out))
+    assert done.code == 0, done.output
+    assert "Jobs compared" in done.stdout and "McNemar exact" in done.stdout and "A better on 1" in done.stdout
+    assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = ET.parse(out / "pareto.svg").getroot()
+    assert svg.tag.endswith("svg")
+    text = (out / "pareto.svg").read_text()
+    assert text.count("<path") > 4 and "a reference fake-model" in text  # the points and their labels
+    front = {r["job"]: (r["front_cost"], r["front_tokens"]) for r in json.loads((out / "compare.json").read_text())["rows"]}
+    # b scores higher; a is cheaper per trial when its tool call's second request is not counted... whichever: b is on it
+    assert front["b"][0] and front["b"][1]
+
+
+def test_refusals_name_what_differs(jobs, tmp_path):
+    disjoint = compare(jobs, str(jobs["odd"]), str(jobs["even"]), "--out", str(tmp_path / "o"))
+    assert disjoint.code == 2 and "share no units" in disjoint.stderr and "Traceback" not in disjoint.output
+    differ = compare(jobs, str(jobs["a"]), str(jobs["c"]), "--out", str(tmp_path / "o"))
+    assert differ.code == 2 and "unit sets differ: 2 of 4 units" in differ.stderr, differ.output
+    one = compare(jobs, str(jobs["a"]), "--out", str(tmp_path / "o"))
+    assert one.code == 2 and "two jobs or more" in one.stderr
+
+
+def test_an_unpriced_model_is_unknown_cost_with_a_warning(jobs, tmp_path):
+    from nullius_report.compare import rows_of
+    from nullius_report.records import load_trials
+
+    trials = load_trials([jobs["c"]])
+    assert all(t.economics.cost_usd is None and "cost unknown" in t.economics.warning for t in trials)
+    [row] = rows_of(trials)
+    assert row.cost.mean is None and row.cost_unknown == 2 and row.tokens.mean > 0
