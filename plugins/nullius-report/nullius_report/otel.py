@@ -134,9 +134,10 @@ def export_traces(folders: list[Path], target: str) -> int:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         endpoint = target if target.rstrip("/").endswith("/v1/traces") else target.rstrip("/") + "/v1/traces"
-        exporter = OTLPSpanExporter(endpoint=endpoint, timeout=30)
+        exporter = OTLPSpanExporter(endpoint=endpoint)  # its time limit: OTEL_EXPORTER_OTLP_TIMEOUT (default 10 s)
         if exporter.export(spans) != SpanExportResult.SUCCESS:
-            raise ReportError(f"--otel {target}: the endpoint did not accept the spans (see the warning above)")
+            raise ReportError(f"--otel {endpoint}: the endpoint did not accept the spans (retried until "
+                              "OTEL_EXPORTER_OTLP_TIMEOUT; the exporter's warning above says why); the export itself is written")
         exporter.shutdown()
     else:
         body = _hex_ids(MessageToDict(encode_spans(spans)))
