@@ -124,13 +124,17 @@ def assessed(folder: Path) -> Assessed | None:
     try:
         summary = json.loads(path.read_text())
         dominant = summary.get("dominant") or {}
-        score = dominant.get("normalized_score") or {}
+        model = str(dominant.get("judge_model") or "")
+        fingerprint = str(dominant.get("rubric_fingerprint") or "")
+        # the dominant cluster names itself; its figures are in `clusters` (or beside the name)
+        cluster = next((c for c in summary.get("clusters") or [] if (str(c.get("judge_model") or ""),
+                        str(c.get("rubric_fingerprint") or "")) == (model, fingerprint)), dominant)
+        score = cluster.get("normalized_score")
         value = score.get("mean") if isinstance(score, dict) else score
         if value is None:
             return None
-        return Assessed(normalized_score=float(value), n=int(dominant.get("n") or dominant.get("eval_n") or 0),
-                        judge_model=str(dominant.get("judge_model") or dominant.get("evaluator_model") or ""),
-                        fingerprint=str(dominant.get("fingerprint") or dominant.get("dimensions_fingerprint") or ""))
+        n = score.get("n") if isinstance(score, dict) else None
+        return Assessed(normalized_score=float(value), n=int(n or 0), judge_model=model, fingerprint=fingerprint)
     except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
         log.warning("an assessment summary that cannot be read, left out", file=str(path), error=str(exc))
         return None
