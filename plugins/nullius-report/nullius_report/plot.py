@@ -44,7 +44,8 @@ def draw(rows: list[Row], out: Path, stem: str = "pareto") -> list[Path]:
         panel.grid(True, alpha=0.3)
         if shown:
             panel.legend(fontsize=7, loc="best")
-    fig.suptitle("Pareto front: up and to the left is better; bars are ± inter-trial std (n-1)", fontsize=11)
+    fig.suptitle("Pareto front: up and to the left is better; circles are on the front, squares dominated; "
+                 "bars are ± inter-trial std (n-1)", fontsize=11)
     fig.tight_layout()
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
     for path in paths:

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from conftest import KEY
+
 from nullius_core.testing import run_cli
 
 SETUP_DATE = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
@@ -67,6 +69,7 @@ def test_two_trials_of_one_base_make_one_orphan_base_and_two_branches(jobs, tmp_
         assert "trajectory.json" not in files
         every = git(sink, "ls-tree", "-r", "--name-only", branch)
         assert "trajectory" not in every
+        assert subprocess.run(["git", "-C", str(sink), "grep", "-q", KEY, branch]).returncode == 1  # the key: nowhere
     metrics = json.loads(git(sink, "show", f"calib/{key}/a__u0000:.calibration/metrics.json"))
     assert metrics["trial"] == "u0000" and metrics["patch_base"] == first
     again = run_cli(["calibrate", "publish", str(job), "--repo", str(sink)], jobs["env"])

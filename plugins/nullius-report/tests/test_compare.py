@@ -16,10 +16,16 @@ def records(job):
     return {p.parent.name: json.loads(p.read_text()) for p in job.glob("*/result.json")}
 
 
-def test_the_table_holds_the_jobs_own_figures(jobs, tmp_path):
-    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(tmp_path / "out"), "--json")
+@pytest.fixture(scope="module")
+def a_and_b(jobs, tmp_path_factory):
+    """`nullius compare a b --json`, once for the tests that read it."""
+    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(tmp_path_factory.mktemp("out")), "--json")
     assert done.code == 0, done.output
-    data = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_table_holds_the_jobs_own_figures(jobs, a_and_b):
+    data = a_and_b
     rows = {r["job"]: r for r in data["rows"]}
     for name in ("a", "b"):
         trials = records(jobs[name])
@@ -37,9 +43,8 @@ def test_the_table_holds_the_jobs_own_figures(jobs, tmp_path):
     assert rows["a"]["reward"]["mean"] == 0.5 and rows["b"]["reward"]["mean"] == 0.75
 
 
-def test_paired_statistics_by_hand(jobs, tmp_path):
-    done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(tmp_path / "out"), "--json")
-    [paired] = json.loads(done.stdout)["paired"]
+def test_paired_statistics_by_hand(a_and_b):
+    [paired] = a_and_b["paired"]
     # a passes u0000, u0002; b (twice each) passes u0000, u0001, u0003: differences per unit 0, -1, +1, -1
     assert (paired["units"], paired["wins"], paired["losses"], paired["ties"]) == (4, 1, 2, 1)
     assert paired["mean_difference"] == pytest.approx(-0.25)
@@ -64,8 +69,8 @@ def test_the_pictures_and_the_terminal_table(jobs, tmp_path):
     text = (out / "pareto.svg").read_text()
     assert text.count("<path") > 4 and "a reference fake-model" in text  # the points and their labels
     front = {r["job"]: (r["front_cost"], r["front_tokens"]) for r in json.loads((out / "compare.json").read_text())["rows"]}
-    # b scores higher; a is cheaper per trial when its tool call's second request is not counted... whichever: b is on it
-    assert front["b"][0] and front["b"][1]
+    # b scores higher at a lower cost and fewer tokens a trial (a's tool call costs a second request): b alone is on both
+    assert front == {"a": (False, False), "b": (True, True)}
 
 
 def test_refusals_name_what_differs(jobs, tmp_path):
@@ -85,3 +90,30 @@ def test_an_unpriced_model_is_unknown_cost_with_a_warning(jobs, tmp_path):
     assert all(t.economics.cost_usd is None and "cost unknown" in t.economics.warning for t in trials)
     [row] = rows_of(trials)
     assert row.cost.mean is None and row.cost_unknown == 2 and row.tokens.mean > 0
+
+
+def _assess(trial, score):
+    """An assessment_summary.json in the judge plugin's shape: clusters, and the dominant one named."""
+    cluster = {"judge_model": "judge-1", "rubric_fingerprint": "abc123def456", "evals": [1, 2, 3], "graded": [1, 2],
+               "normalized_score": {"n": 2, "mean": score, "std": 0.1, "min": score - 0.05, "max": score + 0.05}}
+    other = {**cluster, "judge_model": "judge-0", "graded": [1], "normalized_score": {"n": 1, "mean": 0.0}}
+    (trial / "assessment_summary.json").write_text(json.dumps(
+        {"trial": trial.name, "clusters": [other, cluster], "dominant": {"judge_model": "judge-1", "rubric_fingerprint": "abc123def456"}}))
+
+
+def test_quality_is_the_judges_score_where_every_trial_was_assessed(jobs, tmp_path):
+    import shutil
+
+    for name in ("a", "b"):
+        shutil.copytree(jobs[name], tmp_path / name, symlinks=True)
+    scores = {"u0000": 0.9, "u0001": 0.5, "u0002": 0.7, "u0003": 0.3}
+    for unit, score in scores.items():
+        _assess(tmp_path / "a" / unit, score)
+    for trial in (tmp_path / "b").glob("u000[0-2]r*"):  # b's u0003 is not assessed: b stays on reward
+        _assess(trial, 0.6)
+    done = compare(jobs, str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "out"), "--json")
+    assert done.code == 0, done.output
+    rows = {r["job"]: r for r in json.loads(done.stdout)["rows"]}
+    assert rows["a"]["quality_source"] == "assessment"
+    assert rows["a"]["quality"]["mean"] == pytest.approx(sum(scores.values()) / 4)  # the dominant cluster's, not judge-0's
+    assert rows["b"]["quality_source"] == "reward" and rows["b"]["quality"]["mean"] == 0.75

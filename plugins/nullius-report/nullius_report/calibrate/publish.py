@@ -57,10 +57,11 @@ def calibration_files(trial: Trial, base: str) -> dict[str, bytes]:
     if (trial.folder / "assessment_summary.json").is_file():
         files["assessment_summary.json"] = (trial.folder / "assessment_summary.json").read_bytes()
     files["metrics.json"] = (json.dumps(export.metrics(trial, base), indent=2, sort_keys=True, default=str) + "\n").encode()
+    at = f"{base[:12]}, the empty tree: its setup committed nothing" if base == patch.EMPTY_TREE else base[:12]
     absent = [n for n in ("instruction.md", *RUBRIC_FILES, "assessment_summary.json") if n not in files]
     files["README.md"] = (f"# {trial.job} / {trial.trial}\n\nUnit {trial.unit} of {trial.benchmark}, agent {trial.agent} "
                           f"on {trial.model}, reward {trial.reward}.\n\nThe commit before this one is the agent's change "
-                          f"against the task's workspace at its first commit ({base[:12]}).\n"
+                          f"against the task's workspace at its first commit ({at}).\n"
                           + (f"\nNot in this trial's records: {', '.join(absent)}.\n" if absent else "")).encode()
     return files
 
