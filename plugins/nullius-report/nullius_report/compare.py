@@ -26,9 +26,14 @@ class Figure:
     n: int
 
 
-def figure(values: list[float | None]) -> Figure:
-    known = [v for v in values if v is not None]
-    return Figure(mean=stats.mean(known), std=stats.sample_std(known), n=len(known))
+def figure(values: list[float | None], weights: list[float] | None = None) -> Figure:
+    """Mean (weighed, when weights are given, as the job's own mean weighs a trial by its score's parts.n) and the
+    plain inter-trial sample std."""
+    pairs = [(v, w) for v, w in zip(values, weights or [1.0] * len(values)) if v is not None]
+    known = [v for v, _ in pairs]
+    total = sum(w for _, w in pairs)
+    mean = sum(v * w for v, w in pairs) / total if pairs and total else None
+    return Figure(mean=mean, std=stats.sample_std(known), n=len(known))
 
 
 @attrs.frozen(kw_only=True)
@@ -69,7 +74,7 @@ def rows_of(trials: list[Trial]) -> list[Row]:
         costs = [t.economics.cost_usd if t.economics else 0.0 for t in scored]
         unknown = sum(1 for c in costs if c is None)
         dates = sorted({t.economics.pricing_as_of for t in members if t.economics and t.economics.pricing_as_of})
-        reward = figure([t.reward for t in scored])
+        reward = figure([t.reward for t in scored], [t.weight for t in scored])
         rows.append(Row(job=job, agent=agent, model=model, effort=effort, variant=variant, trials=len(members),
                         quality_source="assessment" if use_judge else "reward",
                         quality=figure(judged) if use_judge else reward, reward=reward,

@@ -162,6 +162,7 @@ class Trial:
     reward: float | None  # None: left out; an errored trial unscored counts 0, as the job's mean counts it
     passed: bool | None
     parts: list[float]  # each part's reward when the score had parts, else [reward]
+    weight: float  # the score's parts.n (1 without parts): the job's own mean weighs a trial by it
     economics: Economics | None
     assessment: Assessed | None
 
@@ -185,6 +186,8 @@ def load_trial(folder: Path) -> Trial:
     info = result.get("agent_info") or {}
     outcome = str(standard.get("outcome") or "")
     raw = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+    if raw is not None and not isinstance(raw, (int, float)):
+        raise ReportError(f"{folder / 'result.json'}: $.verifier_result.rewards.reward: expected a number, found {raw!r}")
     reward = None if outcome in LEFT_OUT else float(raw) if raw is not None else 0.0
     return Trial(folder=folder, job=str(standard.get("job") or folder.parent.name), trial=str(result["trial_name"]),
                  benchmark=str(standard.get("benchmark") or config_std.get("benchmark") or ""),
@@ -194,8 +197,14 @@ def load_trial(folder: Path) -> Trial:
                  agent=str(info.get("name") or config_std.get("participant") or ""),
                  model=str((info.get("model_info") or {}).get("name") or config_std.get("model") or ""),
                  effort=effort, variant=name, variant_digest=digest, outcome=outcome, reward=reward,
-                 passed=standard.get("passed"), parts=_parts(standard, reward),
+                 passed=standard.get("passed"), parts=_parts(standard, reward), weight=_weight(standard),
                  economics=economics(result), assessment=assessed(folder))
+
+
+def _weight(standard: dict[str, Any]) -> float:
+    parts = standard.get("parts")
+    n = parts.get("n") if isinstance(parts, dict) else None
+    return float(n) if isinstance(n, (int, float)) and n > 0 else 1.0
 
 
 def _parts(standard: dict[str, Any], reward: float | None) -> list[float]:

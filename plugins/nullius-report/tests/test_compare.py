@@ -117,3 +117,25 @@ def test_quality_is_the_judges_score_where_every_trial_was_assessed(jobs, tmp_pa
     assert rows["a"]["quality_source"] == "assessment"
     assert rows["a"]["quality"]["mean"] == pytest.approx(sum(scores.values()) / 4)  # the dominant cluster's, not judge-0's
     assert rows["b"]["quality_source"] == "reward" and rows["b"]["quality"]["mean"] == 0.75
+
+
+def test_a_score_with_parts_weighs_as_the_jobs_own_mean():
+    from nullius_report.compare import figure
+
+    # a trial of 3 parts solved and one of 1 part failed: the job's mean (standard.md) is (3*1 + 1*0) / 4
+    f = figure([1.0, 0.0], [3.0, 1.0])
+    assert f.mean == 0.75 and f.std == pytest.approx(0.5 ** 0.5) and f.n == 2
+
+
+def test_a_malformed_record_names_the_file_and_the_field(jobs, tmp_path):
+    import shutil
+
+    for name in ("a", "b"):
+        shutil.copytree(jobs[name], tmp_path / name, symlinks=True)
+    path = tmp_path / "a" / "u0001" / "result.json"
+    record = json.loads(path.read_text())
+    record["verifier_result"]["rewards"]["reward"] = "high"
+    path.write_text(json.dumps(record))
+    done = compare(jobs, str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "o"))
+    assert done.code == 2 and "Traceback" not in done.output
+    assert f"{path}: $.verifier_result.rewards.reward: expected a number, found 'high'" in done.stderr, done.stderr
