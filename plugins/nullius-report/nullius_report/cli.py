@@ -76,12 +76,16 @@ def calibrate_group() -> None:
 @click.option("--repo", "repo", required=True, help="The sink repository: a URL, or a local path (a bare repository).")
 @click.option("--open-prs", "open_prs", is_flag=True, help="Also open a pull request per branch (gh for github.com, "
               "glab for GitLab), after the platform's preflight.")
-def publish_command(paths: tuple[Path, ...], repo: str, open_prs: bool) -> None:
+@click.option("--rubric", type=click.Path(path_type=Path), default=None,
+              help="assessment_dimensions.json for .calibration/, when the trials keep none.")
+@click.option("--criteria", type=click.Path(path_type=Path), default=None,
+              help="assessment_criteria.md for .calibration/, when the trials keep none.")
+def publish_command(paths: tuple[Path, ...], repo: str, open_prs: bool, rubric: Path | None, criteria: Path | None) -> None:
     """Per trial: an orphan base (the workspace's first commit, seeded once), the agent's patch and .calibration/."""
     from nullius_report.calibrate import publish
 
     try:
-        for line in publish.publish(list(paths), repo, open_prs=open_prs):
+        for line in publish.publish(list(paths), repo, open_prs=open_prs, rubric=rubric, criteria=criteria):
             click.echo(line)
     except ReportError as exc:
         _refuse(exc)

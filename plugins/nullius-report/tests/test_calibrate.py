@@ -79,8 +79,13 @@ def test_two_trials_of_one_base_make_one_orphan_base_and_two_branches(jobs, tmp_
 def test_an_empty_workspace_shares_the_empty_base(jobs, tmp_path):
     """GSM8K's setup commits nothing: its trials' base is the empty tree, one orphan base for all."""
     sink = bare(tmp_path)
-    done = run_cli(["calibrate", "publish", str(jobs["a"] / "u0000"), str(jobs["a"] / "u0001"), "--repo", str(sink)], jobs["env"])
+    rubric = tmp_path / "assessment_dimensions.json"
+    rubric.write_text(json.dumps({"dimensions": [{"name": "clarity", "title": "Clarity", "max_score": 5, "description": "d"}]}))
+    done = run_cli(["calibrate", "publish", str(jobs["a"] / "u0000"), str(jobs["a"] / "u0001"), "--repo", str(sink),
+                    "--rubric", str(rubric)], jobs["env"])
     assert done.code == 0, done.output
+    assert json.loads(git(sink, "show", "calib/gsm8k-4b825dc642cb/a__u0001:.calibration/assessment_dimensions.json")) == \
+        json.loads(rubric.read_text())
     heads = git(sink, "for-each-ref", "--format=%(refname:short)", "refs/heads").splitlines()
     assert sorted(heads) == ["base/gsm8k-4b825dc642cb", "calib/gsm8k-4b825dc642cb/a__u0000", "calib/gsm8k-4b825dc642cb/a__u0001"]
     assert git(sink, "show", "calib/gsm8k-4b825dc642cb/a__u0000~1:notes.txt") == "16 - 3 - 4 = 9; 9 * 2 = 18"

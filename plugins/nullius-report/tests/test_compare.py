@@ -139,3 +139,25 @@ def test_a_malformed_record_names_the_file_and_the_field(jobs, tmp_path):
     done = compare(jobs, str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "o"))
     assert done.code == 2 and "Traceback" not in done.output
     assert f"{path}: $.verifier_result.rewards.reward: expected a number, found 'high'" in done.stderr, done.stderr
+
+
+def test_each_variant_and_effort_is_a_row_of_its_own(jobs, tmp_path):
+    """The variants plugin's record (standard.variant: name, digest, reasoning_effort): a changed variant or effort is
+    another configuration, never averaged with the first."""
+    import shutil
+
+    for name in ("a", "b"):
+        shutil.copytree(jobs[name], tmp_path / name, symlinks=True)
+    for path in (tmp_path / "b").glob("*/result.json"):
+        record = json.loads(path.read_text())
+        first = path.parent.name.endswith("r1")
+        record["standard"]["variant"] = {"name": "terse" if first else "verbose", "digest": "d1" if first else "d2",
+                                         "reasoning_effort": "high" if first else ""}
+        path.write_text(json.dumps(record))
+    done = compare(jobs, str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "o"), "--json")
+    assert done.code == 0, done.output
+    rows = {(r["job"], r["variant"], r["effort"]): r["trials"] for r in json.loads(done.stdout)["rows"]}
+    assert rows == {("a", "", ""): 4, ("b", "terse", "high"): 4, ("b", "verbose", ""): 4}
+    exported = run_cli(["export", str(tmp_path / "b" / "u0000r1"), "--to", str(tmp_path / "e")], jobs["env"])
+    metrics = json.loads((tmp_path / "e" / "b__u0000r1" / "metrics.json").read_text())
+    assert exported.code == 0 and (metrics["variant"], metrics["variant_digest"], metrics["reasoning_effort"]) == ("terse", "d1", "high")

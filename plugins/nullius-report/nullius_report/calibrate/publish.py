@@ -35,23 +35,25 @@ def instruction(trial: Trial) -> str | None:
     return next((s.get("message") for s in steps if s.get("source") == "user"), None)
 
 
-def _rubric(trial: Trial) -> dict[str, bytes]:
-    """The criteria and rubric the judge read, where the trial keeps them (its folder, or its assessment materials)."""
+def _rubric(trial: Trial, given: dict[str, Path]) -> dict[str, bytes]:
+    """The criteria and rubric the judge read: as given (--rubric, --criteria), else where the trial keeps them (its
+    folder, or its assessment materials)."""
     found: dict[str, bytes] = {}
     for name in RUBRIC_FILES:
-        candidates = [trial.folder / name, *sorted((trial.folder / "assessment").rglob(name))]
+        candidates = [*([given[name]] if name in given else []), trial.folder / name,
+                      *sorted((trial.folder / "assessment").rglob(name))]
         hit = next((c for c in candidates if c.is_file()), None)
         if hit is not None:
             found[name] = hit.read_bytes()
     return found
 
 
-def calibration_files(trial: Trial, base: str) -> dict[str, bytes]:
+def calibration_files(trial: Trial, base: str, given: dict[str, Path] | None = None) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     text = instruction(trial)
     if text is not None:
         files["instruction.md"] = text.encode() + b"\n"
-    files.update(_rubric(trial))
+    files.update(_rubric(trial, given or {}))
     for source in sorted(trial.folder.glob("assessment_eval_*.json")):
         files[source.name] = source.read_bytes()
     if (trial.folder / "assessment_summary.json").is_file():
@@ -66,8 +68,13 @@ def calibration_files(trial: Trial, base: str) -> dict[str, bytes]:
     return files
 
 
-def publish(paths: list[Path], remote: str, open_prs: bool = False) -> list[str]:
+def publish(paths: list[Path], remote: str, open_prs: bool = False, rubric: Path | None = None,
+            criteria: Path | None = None) -> list[str]:
     folders = trial_folders(paths)
+    given = {name: path for name, path in zip(RUBRIC_FILES, (rubric, criteria)) if path is not None}
+    for path in given.values():
+        if not path.is_file():
+            raise ReportError(f"calibrate refused: {path}: no such file")
     host = platform.preflight(remote) if open_prs else None  # before any work: a precise refusal, nothing pushed
     git_ops.remote_branch(remote, "HEAD")  # the sink repository must be readable before anything is pushed
     lines: list[str] = []
@@ -88,7 +95,7 @@ def publish(paths: list[Path], remote: str, open_prs: bool = False) -> list[str]
             if git_ops.remote_branch(remote, branch) is not None:
                 lines.append(f"{branch}: already published, left as it is")
                 continue
-            commit = git_ops.trial_branch(work, base_commit, text, calibration_files(trial, base), remote, branch,
+            commit = git_ops.trial_branch(work, base_commit, text, calibration_files(trial, base, given), remote, branch,
                                           f"{trial.agent} on {trial.unit} ({trial.job}/{trial.trial}): the agent's changes")
             lines.append(f"{branch}: published ({commit[:12]})")
             if host is not None:
