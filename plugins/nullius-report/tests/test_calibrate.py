@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import KEY
+from report_world import KEY
 
 from nullius_core.testing import run_cli
 

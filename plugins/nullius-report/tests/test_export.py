@@ -4,7 +4,7 @@ import json
 import shutil
 import subprocess
 
-from conftest import KEY
+from report_world import KEY
 
 from nullius_core.testing import files_holding, run_cli
 
