@@ -1,7 +1,9 @@
 """A workspace's changes as one patch against its first commit, untracked files included, its index untouched.
 
 The untracked files are staged into a temporary index (GIT_INDEX_FILE), never
-the workspace's own: the workspace's .git/index is byte-identical after. A
+the workspace's own, and their blobs written to a temporary object folder
+(GIT_OBJECT_DIRECTORY, the workspace's objects as its alternate): nothing
+under the workspace's .git changes, its index byte-identical after. A
 workspace with no commit (a benchmark whose setup wrote nothing) is diffed
 against the empty tree.
 """
@@ -44,7 +46,10 @@ def capture(workspace: Path) -> tuple[str, str]:
     """(the patch, the base it applies to: the first commit's sha or the empty tree's)."""
     base = first_commit(workspace) or EMPTY_TREE
     with tempfile.TemporaryDirectory(prefix="nullius-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        objects = _git(workspace, "rev-parse", "--git-path", "objects").strip()
+        (Path(tmp) / "objects" / "pack").mkdir(parents=True)  # git takes a repository to be one only with its objects
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_OBJECT_DIRECTORY": str(Path(tmp) / "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str((workspace / objects).resolve())}
         _git(workspace, "read-tree", *(["--empty"] if base == EMPTY_TREE else [base]), env=env)
         _git(workspace, "add", "-A", "--", ".", env=env)  # the work tree, untracked files too, into the temporary index
         patch = _git(workspace, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", base, env=env)

@@ -37,14 +37,20 @@ def test_the_flat_layout_of_a_mixed_list(jobs, tmp_path):
     assert files_holding(to, KEY.encode()) == []
 
 
+def dot_git(workspace):
+    """Every file under the workspace's .git, with its bytes."""
+    return {str(p.relative_to(workspace)): p.read_bytes() for p in (workspace / ".git").rglob("*") if p.is_file()}
+
+
 def test_the_patch_applies_to_its_base_and_the_index_is_untouched(jobs, tmp_path):
     workspace = jobs["a"] / "u0000" / ".work" / "workspace"
     index = workspace / ".git" / "index"
-    before = index.read_bytes() if index.exists() else None
+    before, git_before = (index.read_bytes() if index.exists() else None), dot_git(workspace)
     done = export(jobs, str(jobs["a"] / "u0000"), "--to", str(tmp_path / "e"))
     assert done.code == 0, done.output
     after = index.read_bytes() if index.exists() else None
     assert before == after  # byte for byte (or still absent)
+    assert dot_git(workspace) == git_before  # nor any object written into it
     text = (tmp_path / "e" / "a__u0000" / "changes.patch").read_text()
     assert "notes.txt" in text and "+16 - 3 - 4 = 9; 9 * 2 = 18" in text  # the agent's untracked file
     status = subprocess.run(["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True).stdout
@@ -69,9 +75,9 @@ def test_a_committed_base_and_an_edit(jobs, tmp_path):
     subprocess.run([*git, "add", "task.py"], check=True)
     subprocess.run([*git, "commit", "-qm", "setup"], check=True)
     (workspace / "task.py").write_text("print(2)\n")
-    before = (workspace / ".git" / "index").read_bytes()
+    before, git_before = (workspace / ".git" / "index").read_bytes(), dot_git(workspace)
     export(jobs, str(trial), "--to", str(tmp_path / "e"))
-    assert (workspace / ".git" / "index").read_bytes() == before
+    assert (workspace / ".git" / "index").read_bytes() == before and dot_git(workspace) == git_before
     text = (tmp_path / "e" / "a__u0000" / "changes.patch").read_text()
     assert "-print(1)" in text and "+print(2)" in text and "notes.txt" in text
     base = tmp_path / "base"
