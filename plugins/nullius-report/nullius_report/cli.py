@@ -57,6 +57,9 @@ def export_command(paths: tuple[Path, ...], to: Path, otel: str | None) -> None:
             click.echo(f"{row.name}: {'exported' if row.copied else 'skipped'}"
                        + (f" ({', '.join(row.copied)})" if row.copied else " (nothing new)"))
         click.echo(f"{sum(1 for r in done if r.copied)} of {len(done)} trial(s) exported to {to}")
+        for row in done:
+            if row.warning:
+                click.echo(f"nullius: warning: {row.warning} (metrics.json: cost_usd null)", err=True)
         if otel:
             from nullius_report import otel as otel_export
 

@@ -31,6 +31,7 @@ class Exported:
     name: str
     folder: Path  # the trial's own folder
     copied: list[str]  # what this export wrote that was not there, or was different
+    warning: str | None = None  # an unpriced model: its cost_usd is null
 
 
 def metrics(trial: Trial, base: str | None) -> dict[str, Any]:
@@ -86,7 +87,7 @@ def export_trial(folder: Path, to: Path) -> Exported:
     data = (json.dumps(metrics(trial, base), indent=2, sort_keys=True, default=str) + "\n").encode()
     if _write_if_new(out / "metrics.json", data, refresh=True):
         copied.append("metrics.json")
-    return Exported(name=name, folder=folder, copied=copied)
+    return Exported(name=name, folder=folder, copied=copied, warning=trial.economics.warning if trial.economics else None)
 
 
 def export(paths: list[Path], to: Path) -> list[Exported]:

@@ -106,3 +106,12 @@ def test_a_folder_that_is_neither_is_refused(jobs, tmp_path):
     (tmp_path / "nothing").mkdir()
     done = export(jobs, str(tmp_path / "nothing"), "--to", str(tmp_path / "e"))
     assert done.code == 2 and "neither a job" in done.stderr and "Traceback" not in done.output
+
+
+def test_an_unpriced_model_exports_a_null_cost_with_a_warning(jobs, tmp_path):
+    done = export(jobs, str(jobs["c"]), "--to", str(tmp_path / "e"))
+    assert done.code == 0 and "2 of 2 trial(s) exported" in done.stdout, done.output
+    assert "warning: u0000: cost unknown: 2 call(s) of a model without a price" in done.stderr  # its tool call: 2 calls
+    assert "warning: u0001: cost unknown: 1 call(s)" in done.stderr
+    metrics = json.loads((tmp_path / "e" / "c__u0000" / "metrics.json").read_text())
+    assert metrics["cost_usd"] is None and metrics["as_served_usd"] is None and metrics["token_usage"]["total"] > 0
