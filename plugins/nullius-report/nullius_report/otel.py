@@ -140,6 +140,6 @@ def export_traces(folders: list[Path], target: str) -> int:
                               "OTEL_EXPORTER_OTLP_TIMEOUT; the exporter's warning above says why); the export itself is written")
         exporter.shutdown()
     else:
-        body = _hex_ids(MessageToDict(encode_spans(spans)))
+        body = _hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True))  # OTLP JSON: enums as integers
         Path(target).write_text(json.dumps(body, indent=1) + "\n")
     return len(spans)

@@ -34,6 +34,7 @@ def test_spans_in_an_otlp_json_file(jobs, tmp_path):
     for span in spans:
         by_op.setdefault(attributes(span).get("gen_ai.operation.name"), []).append(span)
     [root] = by_op["invoke_agent"]
+    assert by_op["chat"][0]["kind"] == 3  # SPAN_KIND_CLIENT: OTLP JSON writes enums as integers
     assert len(root["traceId"]) == 32 and all(s["traceId"] == root["traceId"] for s in spans)
     recorded = calls(jobs["a"] / "u0000")
     chats = sorted(by_op["chat"], key=lambda s: int(s["startTimeUnixNano"]))
