@@ -1,0 +1,13 @@
+"""The `jobs` fixture: real runs, made once per session (report_world.py says which)."""
+
+from __future__ import annotations
+
+import pytest
+from report_world import SEED, make_jobs
+
+
+@pytest.fixture(scope="session")
+def jobs(tmp_path_factory, nullius_installs) -> dict:
+    if not SEED.exists():
+        pytest.fail(f"the offline seed of GSM8K is missing: expected {SEED}")
+    return make_jobs(tmp_path_factory.mktemp("report"), nullius_installs)

@@ -1,0 +1,117 @@
+"""`nullius export`: the flat layout, the patch (untracked files in, the index untouched), the merge on re-export."""
+
+import json
+import shutil
+import subprocess
+
+from report_world import KEY
+
+from nullius_core.testing import files_holding, run_cli
+
+
+def export(jobs, *args):
+    return run_cli(["export", *args], jobs["env"])
+
+
+def lines(done):
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if line.startswith("a__") or line.startswith("odd__"))
+
+
+def test_the_flat_layout_of_a_mixed_list(jobs, tmp_path):
+    to = tmp_path / "export"
+    # a job folder and a trial folder of another job, mixed
+    done = export(jobs, str(jobs["a"]), str(jobs["odd"] / sorted(p.name for p in jobs["odd"].iterdir() if (p / "result.json").exists())[0]), "--to", str(to))
+    assert done.code == 0, done.output
+    names = sorted(p.name for p in to.iterdir())
+    assert names[:4] == ["a__u0000", "a__u0001", "a__u0002", "a__u0003"] and names[4].startswith("odd__") and len(names) == 5
+    flat = to / "a__u0000"
+    assert {p.name for p in flat.iterdir()} == {"metrics.json", "trajectory.json", "changes.patch", "verifier_stdout.txt",
+                                                  "score.json", "reward.txt"}
+    metrics = json.loads((flat / "metrics.json").read_text())
+    own = json.loads((jobs["a"] / "u0000" / "result.json").read_text())
+    assert metrics["result"] == own and metrics["config"]["trial_name"] == "u0000"
+    assert metrics["token_usage"]["input"] == own["agent_result"]["n_input_tokens"]
+    assert metrics["cost_usd"] == own["agent_result"]["metadata"]["cost"]["first_run_usd"] and metrics["pricing_as_of"] == "2026-11-15"
+    assert metrics["reasoning_effort"] == "" and metrics["reward"] == 1.0
+    assert (flat / "reward.txt").read_text().strip() == "1"
+    assert files_holding(to, KEY.encode()) == []
+
+
+def dot_git(workspace):
+    """Every file under the workspace's .git, with its bytes."""
+    return {str(p.relative_to(workspace)): p.read_bytes() for p in (workspace / ".git").rglob("*") if p.is_file()}
+
+
+def test_the_patch_applies_to_its_base_and_the_index_is_untouched(jobs, tmp_path):
+    workspace = jobs["a"] / "u0000" / ".work" / "workspace"
+    index = workspace / ".git" / "index"
+    before, git_before = (index.read_bytes() if index.exists() else None), dot_git(workspace)
+    done = export(jobs, str(jobs["a"] / "u0000"), "--to", str(tmp_path / "e"))
+    assert done.code == 0, done.output
+    after = index.read_bytes() if index.exists() else None
+    assert before == after  # byte for byte (or still absent)
+    assert dot_git(workspace) == git_before  # nor any object written into it
+    text = (tmp_path / "e" / "a__u0000" / "changes.patch").read_text()
+    assert "notes.txt" in text and "+16 - 3 - 4 = 9; 9 * 2 = 18" in text  # the agent's untracked file
+    status = subprocess.run(["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status == "?? notes.txt\n"  # still untracked: nothing was added to the workspace's index
+    # the base: the workspace at its first commit (GSM8K's setup commits nothing: the empty tree)
+    base = tmp_path / "base"
+    subprocess.run(["git", "init", "-q", str(base)], check=True)
+    metrics = json.loads((tmp_path / "e" / "a__u0000" / "metrics.json").read_text())
+    assert metrics["patch_base"] == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    check = subprocess.run(["git", "-C", str(base), "apply", "--check", str(tmp_path / "e" / "a__u0000" / "changes.patch")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_a_committed_base_and_an_edit(jobs, tmp_path):
+    """A workspace with a setup commit, then an edit and a new file: the patch is against the first commit."""
+    trial = tmp_path / "job" / "u0000"
+    shutil.copytree(jobs["a"] / "u0000", trial, symlinks=True)
+    workspace = trial / ".work" / "workspace"
+    git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (workspace / "task.py").write_text("print(1)\n")
+    subprocess.run([*git, "add", "task.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "setup"], check=True)
+    (workspace / "task.py").write_text("print(2)\n")
+    before, git_before = (workspace / ".git" / "index").read_bytes(), dot_git(workspace)
+    export(jobs, str(trial), "--to", str(tmp_path / "e"))
+    assert (workspace / ".git" / "index").read_bytes() == before and dot_git(workspace) == git_before
+    text = (tmp_path / "e" / "a__u0000" / "changes.patch").read_text()
+    assert "-print(1)" in text and "+print(2)" in text and "notes.txt" in text
+    base = tmp_path / "base"
+    subprocess.run(["git", "clone", "-q", str(workspace), str(base)], check=True)
+    check = subprocess.run(["git", "-C", str(base), "apply", "--check", str(tmp_path / "e" / "a__u0000" / "changes.patch")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_a_re_export_copies_only_what_is_new(jobs, tmp_path):
+    trial = tmp_path / "job" / "u0001"
+    shutil.copytree(jobs["a"] / "u0001", trial, symlinks=True)
+    to = tmp_path / "e"
+    first = export(jobs, str(trial), "--to", str(to))
+    assert "a__u0001: exported" in first.stdout and "1 of 1 trial(s) exported" in first.stdout, first.output
+    (trial / "assessment_eval_1.json").write_text(json.dumps({"normalized_score": 0.5}))
+    second = export(jobs, str(trial), "--to", str(to))
+    assert "a__u0001: exported (assessment_eval_1.json)" in second.stdout, second.output
+    (trial / "assessment_eval_1.json").write_text(json.dumps({"normalized_score": 0.9}))  # an evaluation is never rewritten
+    third = export(jobs, str(trial), "--to", str(to))
+    assert "a__u0001: skipped (nothing new)" in third.stdout and "0 of 1 trial(s) exported" in third.stdout, third.output
+    assert json.loads((to / "a__u0001" / "assessment_eval_1.json").read_text()) == {"normalized_score": 0.5}
+
+
+def test_a_folder_that_is_neither_is_refused(jobs, tmp_path):
+    (tmp_path / "nothing").mkdir()
+    done = export(jobs, str(tmp_path / "nothing"), "--to", str(tmp_path / "e"))
+    assert done.code == 2 and "neither a job" in done.stderr and "Traceback" not in done.output
+
+
+def test_an_unpriced_model_exports_a_null_cost_with_a_warning(jobs, tmp_path):
+    done = export(jobs, str(jobs["c"]), "--to", str(tmp_path / "e"))
+    assert done.code == 0 and "2 of 2 trial(s) exported" in done.stdout, done.output
+    assert "warning: u0000: cost unknown: 2 call(s) of a model without a price" in done.stderr  # its tool call: 2 calls
+    assert "warning: u0001: cost unknown: 1 call(s)" in done.stderr
+    metrics = json.loads((tmp_path / "e" / "c__u0000" / "metrics.json").read_text())
+    assert metrics["cost_usd"] is None and metrics["as_served_usd"] is None and metrics["token_usage"]["total"] > 0
