@@ -40,7 +40,7 @@ NULLIUS = REPO / ".venv" / "bin" / "nullius"
 GSM8K_SEED = REPO.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 HARBOR_TASKS = REPO / "examples" / "harbor-tasks"
 HARBOR_CHOSEN = ("fix-invoice-totals", "sales-summary-csv", "ledger-cli-steps")  # a repository fix, data, steps
-SUMMARY = re.compile(r"trials=(\d+) passed=(\d+) failed=(\d+) errored=(\d+)")
+SUMMARY = re.compile(r"stage=done state=\w+ job=\S+ (trials=\d+ (?:passed=\d+ failed=\d+|scored=\d+) errored=\d+ cancelled=\d+)")
 
 
 @attrs.frozen
@@ -117,11 +117,12 @@ def check_job(agent: Agent, job: Path, stderr: str) -> tuple[str, list[str]]:
     found = SUMMARY.findall(stderr)
     if not found:
         return "no summary", [stderr[-1500:]]
-    trials, _, _, errored = (int(x) for x in found[-1])
-    outcome = "trials={} passed={} failed={} errored={}".format(*found[-1])
+    outcome = found[-1]  # trials=3 passed=0 failed=3 errored=0 cancelled=0, or scored=3 in place of passed and failed
+    counts = dict(part.split("=") for part in outcome.split())
     problems = []
-    if trials != 3 or errored:
-        problems.append(f"expected 3 trials, none errored: {outcome}\n{stderr[-1500:]}")
+    ended = int(counts.get("scored", 0)) + int(counts.get("passed", 0)) + int(counts.get("failed", 0))
+    if counts["trials"] != "3" or ended != 3:
+        problems.append(f"expected 3 trials scored, none errored or cancelled: {outcome}\n{stderr[-1500:]}")
     for result in job.glob("*/result.json"):
         calls_file = result.parent / "agent" / "calls.jsonl"
         calls = [json.loads(line) for line in calls_file.read_text().splitlines()] if calls_file.is_file() else []
@@ -152,7 +153,7 @@ def run_agent(agent: Agent, cells: list[str], runs: int, work: Path, standard_di
                 if found:
                     break
             out.append(Cell(agent.name, bench, backend, seconds, outcome, problems))
-            print(f"{agent.name:11} {cell:17} {outcome:40} {statistics.median(seconds) / 3:6.1f} s/unit"
+            print(f"{agent.name:11} {cell:17} {outcome:52} {statistics.median(seconds) / 3:6.1f} s/unit"
                   + ("  FAILED" if problems else ""), flush=True)
     return out
 

@@ -100,15 +100,6 @@ class AgentWorld:
         for check in ("one-tool", "arguments", "decoys", "chain", "retry"):
             assert score(tools, check)["passed"] and score(tools, check)["detail"]["calls"], check
 
-    def assert_wrong_model_proves_nothing(self, wrong: str, right: str) -> None:
-        """With the player `wrong` (a refusal to everything), the workspace kit fails whole; then `right` again."""
-        self.fake.use(wrong)
-        try:
-            code, rows, _ = self.conform("--port", "agent.workspace/v1")
-        finally:
-            self.fake.use(right)
-        assert code == 1 and rows["agent.workspace/v1"]["passed"] == "0/2", rows
-
     def assert_clean(self, trials: Iterable[Path]) -> None:
         """Every trial asked the model through the relay as the run's model; the key is in no file; nothing runs on."""
         for trial in trials:

@@ -65,8 +65,3 @@ def test_fast_agent_proves_every_port_and_every_skill(world):
     assert {"bash", "read_text_file", "write_text_file", "edit_file", "office__locate_parcel"} <= offered, offered
     assert {"bash", "write_text_file", "read_text_file", "edit_file", "office__book_collection"} <= called, called
     world.assert_clean(trials)
-
-
-def test_a_model_that_answers_wrongly_proves_nothing(world):
-    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
-

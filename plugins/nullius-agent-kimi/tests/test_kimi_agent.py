@@ -70,8 +70,3 @@ def test_kimi_proves_every_port_and_every_skill(world):
     assert {"Shell", "ReadFile", "WriteFile", "StrReplaceFile", "locate_parcel"} <= offered, offered
     assert {"Shell", "WriteFile", "ReadFile", "StrReplaceFile", "book_collection"} <= called, called
     world.assert_clean(trials)
-
-
-def test_a_model_that_answers_wrongly_proves_nothing(world):
-    world.assert_wrong_model_proves_nothing(f"{PLAYER}:respond_wrongly", f"{PLAYER}:respond")
-
