@@ -167,10 +167,11 @@ class DockerBox(CheckSteps):
 
     async def check_runtime(self, runtime: str) -> None:
         """The agent's runtime, tried once in the image: one that cannot start is the unit's setup error, saying why."""
-        said = io.BytesIO()
-        code, _ = await self.api.exec(self.calls, "agent", self.name, [runtime, "--version"], said, 60)
-        if code == 0:
-            return
+        for ask in ("--version", "--help"):  # a native CLI may refuse --version (codex-acp exits 2) and answer --help
+            said = io.BytesIO()
+            code, _ = await self.api.exec(self.calls, "agent", self.name, [runtime, ask], said, 60)
+            if code == 0:
+                return
         kind = "node" if "node" in Path(runtime).name else "python" if "python" in Path(runtime).name else Path(runtime).name
         if await self._musl():
             raise NotRun(f"not run: the agent's runtime ({kind}) needs glibc; this task's image is musl-based")
