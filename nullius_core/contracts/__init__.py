@@ -43,6 +43,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),
     PublicModule("nullius_core.fsutil", "`append_line`, `read_json_lines`: records written a line at a time, readable after a kill"),
     PublicModule("nullius_core.jobs.records", "`iso`, `utcnow`: timestamps as the job's records write them"),
+    PublicModule("nullius_core.jobs.workspace_patch", "`workspace_patch`, `first_commit`, `EMPTY_TREE`, `PatchError`: a workspace's changes as one patch against its first commit, untracked files included, its .git untouched"),
     PublicModule("nullius_core.catalogue.checks", "`check_file`: a definition file's problems, as `nullius check` reports them"),
     PublicModule("nullius_core.testing", "helpers and fixtures for plugins' tests: the scripted fake model, the kits' players, the backend contract", whole=True),
 )

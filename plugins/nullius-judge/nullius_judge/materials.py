@@ -9,15 +9,13 @@ index is never touched), its verifier's output, and optionally its trajectory.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from nullius_core.jobs.workspace_patch import workspace_patch
 from nullius_judge.rubric import CRITERIA_FILE, DIMENSIONS_FILE, Rubric, RubricError, load, unstructure
 
 VERIFIER_FILES = ("reward.txt", "reward.json", "score.json", "test-stdout.txt")
@@ -89,25 +87,11 @@ def criteria_for(trial: Trial, sources: Sources) -> str:
     return ""
 
 
-def _git(workspace: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(["git", "-C", str(workspace), *args], capture_output=True, text=True, env=env, timeout=120)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip()[-300:])
-    return done.stdout
-
-
 def changes_patch(workspace: Path) -> str:
-    """The workspace against its first commit, untracked files included; the workspace's own index is left alone."""
+    """The workspace against its first commit, untracked files included; nothing under its .git is touched."""
     if not (workspace / ".git").exists():
         return ""
-    try:
-        first = _git(workspace, "rev-list", "--max-parents=0", "HEAD").split()[0]
-    except RuntimeError:  # nothing was ever committed (setup wrote no file): against the empty tree
-        first = _git(workspace, "hash-object", "-t", "tree", "/dev/null").strip()
-    with tempfile.TemporaryDirectory(prefix="nullius-judge-index-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git(workspace, "add", "-A", env=env)
-        return _git(workspace, "diff", "--cached", "--binary", first, env=env)
+    return workspace_patch(workspace)[0]
 
 
 def _instruction(trial: Trial) -> str:
