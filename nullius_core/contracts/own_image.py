@@ -139,6 +139,11 @@ class Box(Protocol):
         """What the agent (or the oracle) changed in the container (`docker diff`), one path a line; taken once,
         before the check's files go in (`verify` takes it then)."""
 
+    async def workdir_patch(self) -> str | None:
+        """The agent's changes to the working directory as one git patch against its first commit (untracked files
+        included, the repository itself untouched), taken once like `changes`; None where the working directory is
+        no git repository or the image has no git. It is the trial's agent/changes.patch."""
+
     async def healthy(self, check: Healthcheck) -> None:
         """`check` run until it passes, by Docker's HEALTHCHECK rules; NotReady when it fails (a step's own healthcheck)."""
 

@@ -381,9 +381,12 @@ async def _verify(place: Any, trial: TrialDir, steps: StepRun | None) -> dict[st
     finally:
         try:
             changes = await place.box.changes()  # taken before the check's files went in
+            patch = await place.box.workdir_patch()
         except OSError as exc:
-            changes = f"(the container's changes could not be taken: {exc})\n"
+            changes, patch = f"(the container's changes could not be taken: {exc})\n", None
         trial.write_text("agent/container-changes.txt", changes)
+        if patch is not None:  # the container is gone after the unit: what the judge and `export` read of its changes
+            trial.write_text("agent/changes.patch", patch)
     return {"verified": verified.request()} if verified is not None else {}
 
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_backend_docker import boxfiles, dockercli, overlaydiff
+from nullius_backend_docker import boxfiles, boxpatch, dockercli, overlaydiff
 from nullius_backend_docker.boxcheck import CheckSteps
 from nullius_backend_docker.boxegress import CheckEgress
 from nullius_backend_docker.calls import CallLog
@@ -70,6 +70,8 @@ class DockerBox(CheckSteps):
         self.sidecars: Sidecars | None = None  # the task's other services (compose.py), reached through the door
         self._env = dict(own.env)
         self._changes: str | None = None
+        self._patch: str | None = None
+        self._patch_taken = False
         self._inspect: dict[str, Any] = {}
         self._points: list[str] = []  # where the agent's mounts are: their folders are docker's change, not the task's
         self._lock = asyncio.Lock()
@@ -206,6 +208,20 @@ class DockerBox(CheckSteps):
             self._changes = "".join(line + "\n" for line in boxfiles.by_path(lines))
         return self._changes
 
+    async def workdir_patch(self) -> str | None:
+        """The working directory's patch as the agent left it (boxpatch.py), taken once, with the agent stopped and before
+        the check's files go in; None where the directory is no git repository (or the image has no git)."""
+        if not self._created:
+            return None
+        if not self._patch_taken:
+            self._patch_taken = True
+            said = io.BytesIO()
+            with self.calls.timed("changes", "the working directory's patch, made in the box") as result:
+                code, _ = await self.api.exec(self.calls, "changes", self.name, boxpatch.argv(self.workdir), said, 120, user="root")
+                self._patch = boxpatch.reading(code, said.getvalue())
+                result[0] = "no repository" if self._patch is None else f"{len(self._patch)} bytes"
+        return self._patch
+
     async def collect_artifacts(self, artifacts: list[Artifact], folder: Path) -> list[dict[str, Any]]:
         await self.start()
         folder.mkdir(parents=True, exist_ok=True)
@@ -271,6 +287,7 @@ class DockerBox(CheckSteps):
             await self._stop_the_agent(verify, verifier_dir)
         finally:
             await changes
+        await self.workdir_patch()  # the agent stopped, the check's files not in yet
         if verify.clear:  # as root: what the agent planted where the check's files go (its own /tests, a reward file) never counts
             await self._clear(verify.clear)
         await self._put(verify, "check")

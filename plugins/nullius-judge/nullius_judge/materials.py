@@ -118,9 +118,12 @@ def _answer(trial: Trial) -> str:
 
 def _patch_of(trial: Trial) -> str:
     patch = changes_patch(trial.folder / ".work" / "workspace")
+    made = trial.folder / "agent" / "changes.patch"  # a task in its own image whose workdir is a repository: made in the box
     changes = trial.folder / "agent" / "container-changes.txt"  # a task in its own image: what docker diff saw
-    if not patch and changes.is_file():
-        patch = "# the task ran in its own image; the paths it changed (docker diff):\n" + changes.read_text()
+    if not patch and made.is_file():
+        patch = made.read_text()
+    elif not patch and changes.is_file():
+        patch = "# the task ran in its own image, whose working directory is no git repository; the paths it changed (docker diff):\n" + changes.read_text()
     return patch
 
 

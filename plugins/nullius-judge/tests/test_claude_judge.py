@@ -6,7 +6,9 @@ Messages; the rubric and criteria are found beside the Harbor tasks
 (examples/harbor-tasks: assessment_dimensions.json in the dataset folder,
 assessment_criteria.md in each task); one garbage reply in three is ungraded;
 the judge's calls are its own record, the key in no file, and nothing Claude
-started outlives `nullius assess`. The job is the oracle's on two of the
+started outlives `nullius assess`. The judge is shown the patch the docker
+backend made in each task's box (its repository against its first commit)
+before the container went. The job is the oracle's on two of the
 examples, on docker (the images are built once per machine).
 """
 
@@ -52,6 +54,11 @@ def test_claude_agent_acp_judges_a_harbor_job_three_times_per_trial(home):
     made = run_cli(["run", "harbor", "oracle", "--dataset", str(tasks), "--backend", "docker", "-j", "2", "--job-name", "harbor-oracle"], env, timeout=1800)
     assert made.code == 0, made.output
     job = Path(env["NULLIUS_JOBS_DIR"]) / "harbor-oracle"
+    for name in TASKS:  # the box's repository, as the oracle left it: a real patch made in the box, kept past the container
+        made_patch = (job / name / "agent" / "changes.patch").read_text()
+        assert made_patch.startswith("diff --git a/"), made_patch[:300]
+        assert json.loads((job / name / "result.json").read_text())["verifier_result"]["rewards"]["reward"] == 1.0
+    assert "+            self._data.move_to_end(key)" in (job / "fix-lru-cache" / "agent" / "changes.patch").read_text()
     with running_fake_model("nullius_judge.player:respond_garbage_second") as fake:
         result = run_cli(["assess", str(job), "--judge", "claude", "--model", "fake-claude-judge", "--provider", "anthropic",
                           "--base-url", fake.openai_base_url, "--unsandboxed", "--eval-repetitions", "3", "--max-concurrent-eval", "2"],
@@ -74,6 +81,7 @@ def test_claude_agent_acp_judges_a_harbor_job_three_times_per_trial(home):
         assert summary(job / name)["clusters"][0]["normalized_score"]["n"] == 2
     assert any("half-up" in p or "move_to_end" in p for p in prompts)  # fix-lru-cache's own criteria reached the judge
     assert any("SemVer 2.0.0 section 11" in p for p in prompts)
+    assert any("+            self._data.move_to_end(key)" in p for p in prompts)  # the judge was shown the patch itself
     assert files_holding(job, KEY.encode()) == []
     harbor = subprocess.run([str(ensure_harbor_python()), str(REPO / "tests" / "harbor" / "validate_job.py"), str(job)],
                             capture_output=True, text=True, timeout=300)

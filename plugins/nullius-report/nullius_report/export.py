@@ -73,10 +73,13 @@ def export_trial(folder: Path, to: Path) -> Exported:
             copied.append(exported)
     base = None
     workspace = patch.workspace_of(folder)
+    made = folder / "agent" / "changes.patch"  # a task in its own image: the patch made in its box (its base is in the image)
     if workspace is not None:
         text, base = patch.capture(workspace)
         if _write_if_new(out / "changes.patch", text.encode(), refresh=False):
             copied.append("changes.patch")
+    elif made.is_file() and _write_if_new(out / "changes.patch", made.read_bytes(), refresh=False):
+        copied.append("changes.patch")
     for source in sorted(folder.glob("assessment_eval_*.json")):
         if not (out / source.name).exists():
             shutil.copyfile(source, out / source.name)

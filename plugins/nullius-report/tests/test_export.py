@@ -115,3 +115,16 @@ def test_an_unpriced_model_exports_a_null_cost_with_a_warning(jobs, tmp_path):
     assert "warning: u0001: cost unknown: 1 call(s)" in done.stderr
     metrics = json.loads((tmp_path / "e" / "c__u0000" / "metrics.json").read_text())
     assert metrics["cost_usd"] is None and metrics["as_served_usd"] is None and metrics["token_usage"]["total"] > 0
+
+
+def test_a_task_in_its_own_image_exports_the_patch_made_in_its_box(jobs, tmp_path):
+    """No workspace here (the container is gone): the docker backend's agent/changes.patch is the export's changes.patch."""
+    trial = tmp_path / "job" / "u0002"
+    shutil.copytree(jobs["a"] / "u0002", trial, symlinks=True)
+    shutil.rmtree(trial / ".work" / "workspace")
+    made = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print(1)\n+print(2)\n"
+    (trial / "agent" / "changes.patch").write_text(made)
+    done = export(jobs, str(trial), "--to", str(tmp_path / "e"))
+    assert done.code == 0, done.output
+    assert (tmp_path / "e" / "a__u0002" / "changes.patch").read_text() == made
+    assert json.loads((tmp_path / "e" / "a__u0002" / "metrics.json").read_text())["patch_base"] is None
