@@ -11,7 +11,7 @@ sample standard deviation (n - 1) when n >= 2.
 
 from __future__ import annotations
 
-from math import sqrt
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +50,7 @@ class Configuration:
 def figure(values: list[float]) -> Figure:
     if not values:
         return Figure(0, None, None)
-    mean = sum(values) / len(values)
-    std = sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) >= 2 else None
-    return Figure(len(values), mean, std)
+    return Figure(len(values), statistics.fmean(values), statistics.stdev(values) if len(values) >= 2 else None)
 
 
 def _tokens(trial: dict[str, Any]) -> float | None:

@@ -7,6 +7,7 @@ values (textbook examples and figures scipy gave once, named in the tests).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -18,10 +19,7 @@ def mean(values: Sequence[float]) -> float | None:
 
 def sample_std(values: Sequence[float]) -> float | None:
     """The inter-trial standard deviation with n-1 in the denominator; None under two values."""
-    if len(values) < 2:
-        return None
-    m = sum(values) / len(values)
-    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+    return statistics.stdev(values) if len(values) >= 2 else None
 
 
 def _betacf(a: float, b: float, x: float) -> float:
