@@ -66,6 +66,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
           harbor="agent_exhausted_budget"),
     _kind("NonZeroAgentExitCodeError", Phase.AGENT, "the agent exited with a non-zero status: scored as it left the unit", scored=True),
     _kind("AgentExitedError", Phase.AGENT, "the agent exited before it answered: scored as it left the unit", scored=True),
+    _kind("ContextWindowExceededError", Phase.AGENT, "the model's context window refused the agent's last call: scored as it left the unit",
+          scored=True, harbor="agent_exhausted_budget"),
+    _kind("OutputLengthExceededError", Phase.AGENT, "the agent's last reply hit the output limit with neither text nor a tool call: "
+          "scored as it left the unit", scored=True, harbor="agent_exhausted_budget"),
     _kind("AgentProtocolError", Phase.AGENT, "the agent broke its protocol (ACP)"),
     _kind("AgentError", Phase.AGENT, "the agent's session failed"),
     _kind("AnswererError", Phase.AGENT, "the upstream's own answerer (the driver's answer op, No agent · Original) failed"),
@@ -75,6 +79,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("ApiConnectionError", Phase.PROVIDER, "the relay could not reach the provider (connection refused, no such host: 502)",
           harbor="model_provider_failed", **_OUTSIDE),
     _kind("ApiProviderResourceNotFoundError", Phase.PROVIDER, "the provider answered 404: a base URL (without /v1?) or a model it does not serve",
+          harbor="model_provider_failed", **_OUTSIDE),
+    _kind("ApiProviderRouteError", Phase.PROVIDER, "the provider had no endpoint its serving pin allows for the call (--served-by, "
+          "a definition's pin: 404)", harbor="model_provider_failed", **_OUTSIDE),
+    _kind("ApiError", Phase.PROVIDER, "the provider answered the last call 200 with an error in it (a failed Responses object, say)",
           harbor="model_provider_failed", **_OUTSIDE),
     _kind("VerifierError", Phase.VERIFIER, "the driver's score failed or replied without a reward"),
     _kind("VerifierTimeoutError", Phase.VERIFIER, "the driver's score, or the task's check, did not end in time", harbor="verifier_failed"),
@@ -101,6 +109,14 @@ CALL_FAILURES: dict[int, str] = {
     404: "ApiProviderResourceNotFoundError",
     502: "ApiConnectionError",
 }
+
+def call_failure(call: dict) -> str | None:
+    """The kind a model call's failure names, by its status (CALL_FAILURES); a pinned call's 404 is its route's refusal."""
+    status = call.get("status")
+    if status == 404 and call.get("routing_sent"):
+        return "ApiProviderRouteError"
+    return CALL_FAILURES.get(status) if isinstance(status, int) else None
+
 
 # A trial's outcome: whether it counts in the mean (an errored one: as its kind says).
 OUTCOMES: dict[str, str] = {

@@ -248,6 +248,8 @@ def test_served_by_pins_replace_the_callers_routing(nullius_env, fake_model, tmp
     bad = subprocess.run([sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", "openrouter", "--model", "m", "--served-by", "Anthropic"],
                          env=env, capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "is not a provider slug" in bad.stderr
+    fake_model.use({"openrouter": {"models": {"pinned/model": [{"slug": "deepinfra", "name": "DeepInfra"}, {"slug": "google-vertex", "name": "Google"},
+                                                                {"slug": "anthropic", "name": "Anthropic"}]}}})
     proc = subprocess.Popen([sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", "openrouter", "--base-url", fake_model.openai_base_url,
                              "--model", "pinned/model", "--served-by", "anthropic,google-vertex", "--record", str(tmp_path / "rec")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -256,8 +258,19 @@ def test_served_by_pins_replace_the_callers_routing(nullius_env, fake_model, tmp
         client = openai.OpenAI(base_url=info["base_url"], api_key=info["token"], max_retries=0)
         client.chat.completions.create(model="x", messages=[{"role": "user", "content": "x"}], extra_body={"provider": {"order": ["cheap"]}})
         assert fake_model.requests[-1].body["provider"] == {"order": ["anthropic", "google-vertex"], "allow_fallbacks": False}
-        record = json.loads((tmp_path / "rec" / "calls.jsonl").read_text())
-        assert record["routing_sent"]["order"] == ["anthropic", "google-vertex"] and record["routing_caller"] == {"order": ["cheap"]}
+        assert fake_model.requests[-1].headers["x-openrouter-metadata"] == "enabled"  # the routing facts, whatever the caller sent
+        list(client.chat.completions.create(model="x", messages=[{"role": "user", "content": "x"}], stream=True))
+        list(client.responses.create(model="x", input="x", stream=True))
+        anthropic.Anthropic(base_url=info["base_url"][: -len("/v1")], api_key=info["token"], max_retries=0).messages.create(
+            model="x", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+        assert fake_model.requests[-1].body["provider"] == {"order": ["anthropic", "google-vertex"], "allow_fallbacks": False}
+        assert "x-openrouter-metadata" not in fake_model.requests[-1].headers  # Messages replies carry no routing facts
+        records = [json.loads(line) for line in (tmp_path / "rec" / "calls.jsonl").read_text().splitlines()]
+        assert records[0]["routing_sent"]["order"] == ["anthropic", "google-vertex"] and records[0]["routing_caller"] == {"order": ["cheap"]}
+        # who served: the endpoint the routing facts mark selected, whole, streamed, and in a Responses stream's terminal event
+        assert [(r["api"], r["served_by"], r["held"]) for r in records] == [
+            ("openai-chat", "Anthropic", True), ("openai-chat", "Anthropic", True), ("openai-responses", "Anthropic", True),
+            ("anthropic-messages", None, None)]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)

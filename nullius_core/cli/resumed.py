@@ -107,6 +107,7 @@ def resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, parti
         variant=_job_variant(std, job_dir),
         effort=std.reasoning_effort or None,
         max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
+        served_by=tuple(f"{model}={','.join(pin.order)}" for model, pin in (std.served_by or {}).items() if pin.source == "--served-by"),
     )
 
 

@@ -91,6 +91,8 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--all-variants", "all_variants", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="One job per variant, one after the other: DIR is a variant folder or a folder of them. Repeatable.")
 @click.option("--effort", help="The reasoning effort (over the variant's reasoning_effort), given the agent the way its definition declares.")
+@click.option("--served-by", "served_by", multiple=True, metavar="[MODEL=]SLUG[,SLUG...]",
+              help="OpenRouter: the providers that may answer a model (the run's, without MODEL=), in order and no other. Repeatable.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, the upstream's own answerer (original), or a control (nop, oracle), into a job."""
@@ -101,6 +103,8 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     if resume is not None:
         if options["variant_dir"] is not None or options["all_variants"] or options["effort"]:
             raise Refused("--resume runs the job's own variant and effort: --variant, --all-variants and --effort do not go with it")
+        if options["served_by"]:
+            raise Refused("--resume runs the job's own serving pins: --served-by does not go with it")
         spec = resumed_spec(ctx, resume, benchmark, participant)
     else:
         if options["variant_dir"] is not None or options["all_variants"]:
@@ -134,6 +138,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             simulator_model=options["simulator_model"],
             judge_model=options["judge_model"],
             effort=options["effort"],
+            served_by=tuple(options["served_by"]),
         )
         if options["like_leaderboard"]:
             spec = _like_leaderboard(ctx, session, spec)

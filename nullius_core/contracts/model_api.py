@@ -38,6 +38,7 @@ class Facts:
     end: str | None = None
     error: dict[str, Any] | None = None
     model: str | None = None
+    content: bool = False  # the reply carried text or a tool call (a reply cut by its output limit may carry neither)
 
 
 @attrs.frozen
@@ -60,6 +61,8 @@ class Tap(Protocol):
 class ModelApi(Protocol):
     name: str
     provider_api: str  # "openai", "anthropic" or "gemini": which providers speak it
+    # optional: True where a reply can say who served it when asked (a provider's `routing_facts` headers)
+    # routing_facts: bool
 
     def send(self, body: dict[str, Any], model: str | None, routing: dict[str, Any] | None) -> Sent: ...
 

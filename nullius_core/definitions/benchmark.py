@@ -23,6 +23,7 @@ from nullius_core.definitions.common import (
     bad_port,
 )
 from nullius_core.definitions.converter import extensions_field, renamed
+from nullius_core.relay.pins import slug_problem
 
 STANDARD_SCHEMA = "nullius.standard/v1"
 HERE_PREFIX = "{here}/"  # a dataset path in the benchmark's own folder; any other is in the upstream
@@ -147,8 +148,13 @@ class Limits:
 class Judge:
     model: str
     says: str | None = None
-    pin: list[str] | None = None
+    pin: list[str] | None = None  # OpenRouter: the providers that may answer the official judge (relay/pins.py)
     when: dict[str, list[str]] | None = None  # asked only when these options hold one of these values (else never)
+
+    def _invariants(self) -> Issues:
+        problem = slug_problem(self.pin) if self.pin is not None else None
+        if problem:
+            yield ("pin",), f"expected provider slugs, each once: {problem}"
 
 
 @attrs.frozen(kw_only=True)
@@ -181,7 +187,15 @@ class Setup:
     units: dict[str, str] | None = None
     turn_seconds: int | None = None
     runs_as: str | None = None
-    pin: dict[str, list[str]] | None = None
+    pin: dict[str, list[str]] | None = None  # OpenRouter: a model of `models` -> the providers that may answer it
+
+    def _invariants(self) -> Issues:
+        for model, slugs in (self.pin or {}).items():
+            if self.models is not None and model not in self.models:
+                yield ("pin", model), f"expected a model of models ({', '.join(self.models)}), found {model!r}"
+            problem = slug_problem(slugs)
+            if problem:
+                yield ("pin", model), f"expected provider slugs, each once: {problem}"
 
 
 @attrs.frozen(kw_only=True)
@@ -300,6 +314,7 @@ class Standard:
     summary: str | None = None
     family: Literal["agent", "capability"] = "agent"
     kind: Literal["pass", "score"] = "pass"
+    gated: bool = False  # a unit's failure the relay's records explain says its status and class alone in result.json
     needs: list[str] = attrs.field(factory=list)
     needs_skills: dict[str, list[str]] = attrs.field(factory=dict)
     upstream: Upstream | None = None

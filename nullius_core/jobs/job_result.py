@@ -8,6 +8,7 @@ from nullius_core.failures import final_state
 from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobStandard
+from nullius_core.relay.pins import added
 from nullius_core.relay.usage import added_routes
 
 
@@ -28,6 +29,9 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     routes = added_routes([(t.get("standard") or {}).get("routes") or {} for t in trials])
     if routes:  # the simulated users' and judges' calls, apart from the agents'
         summary["routes"] = routes
+    served = added([(t.get("standard") or {}).get("served") for t in trials])
+    if served is not None:  # who served the answered calls, and whether each pin held (relay/pins.py)
+        summary["served"] = served
     if std.out_of_scope:  # a scoped variant's units left out: skipped, never counted as errors or in the mean
         summary["skipped"] = {"units": len(std.out_of_scope), "reason": "outside the variant's scope (variant.toml tasks)",
                               "names": list(std.out_of_scope)}

@@ -137,6 +137,14 @@ class TrialVariant:
 
 
 @attrs.frozen(kw_only=True)
+class PinRecord:
+    """A model's serving pin (relay/pins.py): its providers' slugs in order, and where it comes from."""
+
+    order: list[str]
+    source: str  # "--served-by", "setups.original.pin" or "score.judge.pin"
+
+
+@attrs.frozen(kw_only=True)
 class JobStandard:
     """config.json's `standard`: the run as it was asked and prepared."""
 
@@ -180,6 +188,7 @@ class JobStandard:
     variant: VariantRecord | None = None  # --variant / --all-variants: the variant every trial ran
     reasoning_effort: str = ""  # only an explicit one (--effort, the variant's); "" when none was set, never a family default
     out_of_scope: list[str] | None = None  # a scoped variant's units left out of the run: skipped, not errors
+    served_by: dict[str, PinRecord] | None = None  # model sent -> its serving pin, on every route of the run
 
     @property
     def backend_name(self) -> str:
@@ -263,6 +272,8 @@ class TrialOwn:
     routes: dict[str, RouteUse] | None = None  # "simulator", "judge": what each of the unit's other routes spent
     variant: TrialVariant | None = None
     reasoning_effort: str = ""  # an explicit effort alone; "" when none was set
+    served: dict[str, Any] | None = None  # the unit's answered calls by serving provider; a pinned model's `held` (relay/pins.py)
+    stopped: str | None = None  # a benchmark guard's line in the stop file: scored, its later calls refused (run/unit_end.py)
 
 
 def read_job_standard(config: Any, file: Path) -> JobStandard:
@@ -294,6 +305,6 @@ def written(record: JobStandard) -> dict[str, Any]:
     """A JobStandard as config.json holds it: every field, null or not."""
     out = unstructure(record)
     for field in attrs.fields(JobStandard):
-        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope"):
+        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope", "served_by"):
             out.setdefault(field.name, None if field.name != "reasoning_effort" else "")
     return out

@@ -168,6 +168,8 @@ class ProviderSpec:
     key_header: Literal["authorization", "x-api-key", "x-goog-api-key"] = "authorization"  # authorization: as a Bearer token
     key_optional: bool = False
     routes_to_several: bool = False
+    # headers that ask for the routing facts of a pinned call (who served it), where the provider has them
+    routing_facts: tuple[tuple[str, str], ...] = ()
     # A provider that serves its model itself (a model on this machine): the run's model when
     # --model is not given, and `serve(ServeContext)`, which gives the ProviderServer a run starts.
     default_model: str | None = None

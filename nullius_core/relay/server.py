@@ -36,6 +36,8 @@ from nullius_core.plugins.registries import ProviderSpec
 from nullius_core.relay.cleaning import Cleaner, credential_name
 from nullius_core.relay.forward import HOP, Passage, error_reply, forward, ms_since
 from nullius_core.relay.meter import CostMeter
+from nullius_core.relay.pins import reads
+from nullius_core.relay.window import refused_for_window
 from nullius_core.relay.records import Recorder, Writer
 
 MAX_BODY = 32 * 1024 * 1024
@@ -117,8 +119,9 @@ def _effort(body: dict[str, Any]) -> Any:
 
 class Relay:
     def __init__(self, upstream: Upstream, apis: Iterable[tuple[tuple[str, ...], ModelApi]], keep_bodies: bool = True,
-                 meter: CostMeter | None = None):
+                 meter: CostMeter | None = None, pins: dict[str, list[str]] | None = None):
         self.upstream = upstream
+        self.pins = dict(pins or {})  # model sent -> serving providers, on every route (a route's own win: relay serve's)
         self.meter = meter  # prices each call as it is recorded (meter.py)
         self.by_path: dict[str, ModelApi] = {}
         self.by_template: list[tuple[re.Pattern[str], str, ModelApi]] = []  # paths naming the model
@@ -270,10 +273,11 @@ class Relay:
                 record.update(status=403, refused=f"stopped: {guard}", ms_total=ms_since(t0))
                 route.recorder.call(record)
                 return error_reply(403, "stopped", f"the benchmark stopped this unit's calls: {guard}")
-            sent = api.send(body, model, self._routing(route, record, body, model))
+            routing = self._routing(route, record, body, model)
+            sent = api.send(body, model, routing)
             assert self._session is not None
             url = self._url(match.sent_path(model), request)
-            response = await forward(self._session, request, url, self._headers(request), api, sent,
+            response = await forward(self._session, request, url, self._headers(request, routing is not None and api), api, sent,
                                      record, t0, route.call_seconds, self.cleaner.shield, passage)
         except asyncio.CancelledError:  # the relay is stopping (the end of a run): the call is cut, and recorded so
             record["cut"] = "the relay stopped before the reply ended"
@@ -311,7 +315,8 @@ class Relay:
         }, model
 
     def _routing(self, route: Route, record: dict[str, Any], body: dict[str, Any], model: str | None) -> dict[str, Any] | None:
-        pin = route.pins.get(model or record["model_asked"] or "")
+        sent = model or record["model_asked"] or ""
+        pin = route.pins.get(sent) or self.pins.get(sent)
         if not pin:
             return None
         routing = {"order": list(pin), "allow_fallbacks": False}
@@ -331,10 +336,18 @@ class Relay:
             record["unread"] = passage.unread
         record["usage"] = facts.usage.as_dict()
         record["served_by"] = facts.served_by
+        if "routing_sent" in record:  # whether the provider that answered is one the pin allows (pins.py)
+            record["held"] = reads(facts.served_by, record["routing_sent"]["order"]) if record.get("status") == 200 else None
         record["model_served"] = facts.model
         record["end"] = facts.end
         if facts.error is not None:
             record["error"] = facts.error
+        if record.get("status") == 200 and facts.end is not None and facts.error is None and not facts.content and not passage.unread:
+            record["empty"] = True  # neither text nor a tool call: a reply its output limit cut before it said anything
+        if refused_for_window(record.get("status"), facts.error):
+            record["context_window"] = True
+            if route.kind == "agent" and not record["side"]:  # the benchmark (and the unit's end) read it there
+                route.recorder.note_stop(f"context window: the model's context window refused call {record['id']}")
         record["ms_total"] = ms_since(t0)
         if self.meter is not None:
             record["cost"] = self.meter.charge(record)
@@ -363,9 +376,16 @@ class Relay:
         query = "&".join(part for part in request.query_string.split("&") if part and part.split("=", 1)[0] != "key")
         return url + "?" + query if query else url
 
-    def _headers(self, request: web.Request) -> dict[str, str]:
-        """The caller's headers but its credentials and hop-by-hop ones; the relay's own key in the provider's header."""
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and not credential_name(k)}
+    def _headers(self, request: web.Request, pinned: ModelApi | Literal[False] = False) -> dict[str, str]:
+        """The caller's headers but its credentials and hop-by-hop ones; the relay's own key in the provider's header.
+
+        A pinned call of an API whose replies can say who served them asks the
+        provider for its routing facts (OpenRouter's), whatever the caller sent.
+        """
+        facts = dict(self.upstream.provider.routing_facts) if pinned and getattr(pinned, "routing_facts", False) else {}
+        asked = {k.lower() for k in facts}
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP and not credential_name(k) and k.lower() not in asked}
+        headers.update(facts)
         headers["Accept-Encoding"] = "identity"
         headers["Content-Type"] = "application/json"
         key = self.upstream.key

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from nullius_core.contracts.model_api import ModelApi
+from nullius_core.relay import pins
 from nullius_core.relay.server import Upstream
 from nullius_core.session import Session
-
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)?$")
-
 
 class RelayRefused(Exception):
     pass
@@ -85,24 +82,13 @@ def apis(session: Session, upstream: Upstream) -> list[tuple[tuple[str, ...], Mo
 
 
 def parse_served_by(values: tuple[str, ...], model: str | None, upstream: Upstream, side_models: frozenset[str] = frozenset()) -> dict[str, list[str]]:
-    """`--served-by [MODEL=]SLUG[,SLUG...]`, checked: refused where no provider routes a model to several."""
-    pins: dict[str, list[str]] = {}
-    if values and not upstream.provider.routes_to_several:
-        raise RelayRefused(f"--served-by: provider {upstream.provider.name!r} routes no model to several providers")
-    for value in values:
-        target, sep, slugs = value.rpartition("=")
-        target = target if sep else model
-        if not target:
-            raise RelayRefused(f"--served-by {value!r}: name the model (MODEL=SLUG) or give --model")
-        order = [s.strip() for s in slugs.split(",")]
-        bad = [s for s in order if not SLUG.match(s)]
-        if bad or not order:
-            raise RelayRefused(f"--served-by {value!r}: {bad[0] if bad else 'nothing'} is not a provider slug (lowercase, such as anthropic or deepinfra/fp8)")
-        if len(set(order)) != len(order):
-            raise RelayRefused(f"--served-by {value!r}: a slug is given twice")
-        if target in pins:
-            raise RelayRefused(f"--served-by: model {target!r} is pinned twice")
-        if model is not None and target != model and target not in side_models:
-            raise RelayRefused(f"--served-by: the relay never sends {target!r} (it sends {model!r} and the side models)")
-        pins[target] = order
-    return pins
+    """`relay serve --served-by [MODEL=]SLUG[,SLUG...]`, checked as a run's are (pins.py): by model sent, its slugs in order."""
+    try:
+        if values:
+            pins.check_provider(upstream.provider.name, upstream.provider.routes_to_several)
+        given = pins.parse(values, model)
+        called = ({model} | side_models) if model is not None else set(given)  # without --model, every model goes as asked
+        pins.check(given, upstream.provider.name, upstream.provider.routes_to_several, called)
+    except pins.PinProblem as exc:
+        raise RelayRefused(str(exc)) from None
+    return {name: list(pin.order) for name, pin in given.items()}

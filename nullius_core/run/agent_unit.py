@@ -21,13 +21,14 @@ from nullius_core.contracts.backend import Backend, RouteOptions, UnitPlace
 from nullius_core.contracts.driver import Driver
 from nullius_core.contracts.licences import Handout
 from nullius_core.definitions import ResolvedBenchmark
-from nullius_core.failures import CALL_FAILURES, kind_of
+from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
 from nullius_core.run.steps import StepRun, StepTurns
 from nullius_core.run.turns import DriverTurns
+from nullius_core.run.unit_end import ending
 
 
 @attrs.define
@@ -37,6 +38,7 @@ class AgentRun:
     calls: list[dict[str, Any]]
     failure: str | None
     message: str | None
+    stopped: str | None = None  # a benchmark guard's line in the stop file: scored, and marked so (unit_end.py)
 
     @property
     def scored(self) -> bool:
@@ -179,12 +181,5 @@ async def converse(
         if source.exists():
             shutil.copyfile(source, trial.agent / name)
     calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
-    failure, message = outcome.failure, outcome.message
-    # the agent's own calls that reached the provider (a stop file's refusal is the benchmark's, not a provider's)
-    own = [c for c in calls if not c.get("side") and not c.get("refused")]
-    if own and own[-1].get("status") in CALL_FAILURES:
-        last = own[-1]
-        failure = CALL_FAILURES[last["status"]]
-        said = last["error"].get("message") if isinstance(last.get("error"), dict) else last.get("cause")  # the provider's words, or the relay's
-        message = f"the agent's last model call got {last['status']}" + (f": {said}" if said else "")
-    return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=failure, message=message)
+    end = ending(outcome.failure, outcome.message, calls, trial.work / "relay" / "stop", prepared.bench.standard.gated)
+    return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=end.failure, message=end.message, stopped=end.stopped)

@@ -174,7 +174,8 @@ class Engine:
         if prepared.relay_upstream is not None:
             prepared, relay = await self._start_relay(prepared, served)
             upstream = prepared.relay_upstream
-            self._watch = ProviderWatch(upstream.provider.name, upstream.base_url, self.progress.stage, relay.cleaner.text)
+            self._watch = ProviderWatch(upstream.provider.name, upstream.base_url, self.progress.stage, relay.cleaner.text,
+                                        gated=prepared.bench.standard.gated)
             relay.watchers.append(self._watch.call)
         context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
         try:
@@ -245,7 +246,8 @@ class Engine:
             prepared = await start_served(prepared, served, self.spec.model, self.progress, RunRefused)
         upstream = prepared.relay_upstream
         assert upstream is not None
-        relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=self._meter)
+        relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=self._meter,
+                      pins={model: list(pin.order) for model, pin in prepared.pins.items()})
         await relay.start()
         self.progress.stage("relay", provider=upstream.provider.name, url=relay.base_url)
         return prepared, relay

@@ -26,10 +26,12 @@ from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedB
 from nullius_core.definitions.folder import folder_problems
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.relay import upstreams
+from nullius_core.relay.pins import Pin
 from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
 from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder
 from nullius_core.run.progress import Progress
+from nullius_core.run.serving import run_pins
 from nullius_core.run.setups import ORIGINAL, PreparedOriginal, choose
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.voices import Voice, voices_for
@@ -56,6 +58,7 @@ class Prepared:
     voice_upstream: Upstream | None = None  # a control's: where its judge is asked (an agent's run asks its own provider)
     original: PreparedOriginal | None = None  # No agent · Original: the upstream's own answerer (setups.py)
     folder: FolderDataset | None = None  # a user's folder as the dataset (--dataset PATH): the files it holds, pinned
+    pins: dict[str, Pin] = attrs.field(factory=dict)  # model sent -> the providers that may answer it, on every route (serving.py)
 
     @property
     def units_pin(self) -> int | None:
@@ -163,7 +166,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         raise RunRefused(str(exc)) from None
     clone = clone or upstream.existing_clone(paths, entry.key, bench.upstream)
     launch = driver_launch(bench, entry, dataset_file, clone, install_dir, options, scratch)
-    return Prepared(
+    prepared = Prepared(
         entry=entry,
         bench=bench,
         dataset_name=dataset_name,
@@ -182,6 +185,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         voice_upstream=voice_upstream,
         original=original,
     )
+    return attrs.evolve(prepared, pins=run_pins(spec, prepared))
 
 
 def choose_dataset(bench: ResolvedBenchmark, asked: str | None) -> tuple[str, Dataset, FolderDataset | None]:

@@ -1,8 +1,8 @@
 """A provider that does not answer is said within seconds, and stops the run after three units in a row fail for it.
 
 The relay tells the watch every call it finished. The first agent call that
-fails for a provider's reason (failures.CALL_FAILURES: a refused key, a 404,
-no route to the provider, a rate limit) is said on the console at once, with
+fails for a provider's reason (failures.call_failure: a refused key, a 404,
+a pinned route without an endpoint, no route to the provider, a rate limit) is said on the console at once, with
 the cause the relay saw, cleaned of credentials: the user learns of a dead
 URL when the first call fails, not when a 600 s turn ends. Each reason is
 said once; a call that succeeds afterwards lets it be said again.
@@ -18,17 +18,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from nullius_core.failures import CALL_FAILURES, Phase, kind_of
+from nullius_core.failures import Phase, call_failure, kind_of
 
 IN_A_ROW = 3
 
 
 class ProviderWatch:
-    def __init__(self, provider: str, base_url: str | None, say: Callable[..., None], clean: Callable[[str], str]):
+    def __init__(self, provider: str, base_url: str | None, say: Callable[..., None], clean: Callable[[str], str], gated: bool = False):
         self.provider = provider
         self.base_url = base_url
         self._say = say
         self._clean = clean
+        self._gated = gated  # a gated benchmark's provider words stay in the call records
         self._said: set[tuple[int, str]] = set()
         self._streak: tuple[str | None, int] = (None, 0)
         self.stop: str | None = None  # why the run stops starting units, once it does
@@ -38,16 +39,17 @@ class ProviderWatch:
         if record.get("side") or record.get("refused") or record.get("kind") not in (None, "agent", "capability"):
             return
         status = record.get("status")
-        if status not in CALL_FAILURES:
+        kind = call_failure(record)
+        if kind is None:
             if isinstance(status, int) and status < 400:
                 self._said.clear()
             return
-        reason = self._reason(record)
+        reason = f"status {status} ({kind})" if self._gated else self._reason(record)
         if (status, reason) in self._said:
             return
         self._said.add((status, reason))
         self._say("provider", state="failing", provider=self.provider, url=self.base_url, status=status,
-                  kind=CALL_FAILURES[status], unit=record.get("route"), reason=reason)
+                  kind=kind, unit=record.get("route"), reason=reason)
 
     def _reason(self, record: dict[str, Any]) -> str:
         error = record.get("error")

@@ -23,6 +23,7 @@ from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.locks import write_trial_lock
 from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
 from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn, TrialVariant
+from nullius_core.relay.pins import served
 from nullius_core.relay.usage import routes_used
 from nullius_core.run.agent_unit import AgentRun
 from nullius_core.run.capability_unit import CapabilityRun
@@ -63,6 +64,7 @@ class Ran:
     exception: ExceptionInfo | None = None
     agent_failure: ExceptionInfo | None = None  # a timed-out agent: still scored, its timeout recorded
     voices: dict[str, dict[str, str]] = attrs.field(factory=dict)  # the unit's simulator and judge routes, as the driver gets them
+    stopped: str | None = None  # a benchmark guard's line in the stop file: the participant's later calls were refused
 
 
 def error_info(kind: str, message: str, trace: str) -> ExceptionInfo:
@@ -101,7 +103,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
         step_results=_step_results(ran),
-        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial)),
+        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial), served=_served(facts, trial)),
     )
     record = dump(result)
     write_trial_lock(trial, config, ran.task, stepped=ran.steps is not None)  # before result.json: a trial with a result has its lock
@@ -162,6 +164,15 @@ def _routes(trial: TrialDir) -> dict[str, RouteUse] | None:
     return {kind: RouteUse(**figures) for kind, figures in routes_used(calls).items()} or None
 
 
+def _served(facts: RunFacts, trial: TrialDir) -> dict[str, Any] | None:
+    """Who served the unit's answered calls, on every route of it (the judge's and the simulator's too), and whether each pin held."""
+    folders = [trial.work / "relay", *(record_folder(trial, role) for role in ROLES)]
+    calls = [c for folder in folders for c in read_json_lines(folder / "calls.jsonl")]
+    pins = facts.prepared.pins
+    figures = served(calls, pins) if calls else None
+    return figures if figures is not None and (pins or figures["by_provider"]) else None
+
+
 def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | None, parts: Any) -> TrialOwn:
     prepared = facts.prepared
     place, run = ran.place, ran.agent_run
@@ -180,6 +191,7 @@ def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | Non
         image=place.image if place is not None else None,
         variant=TrialVariant(name=facts.standard.variant.name, digest=facts.standard.variant.digest) if facts.standard.variant else None,
         reasoning_effort=facts.standard.reasoning_effort,
+        stopped=ran.stopped,
         agent=TrialAgent(
             ref=prepared.agent.resolved.ref,
             stop_reason=run.outcome.stop_reason,

@@ -17,7 +17,7 @@ import attrs
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve, read_step_solves
-from nullius_core.failures import CALL_FAILURES, KINDS
+from nullius_core.failures import KINDS
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
 from nullius_core.jobs.layout import JobDir, TrialDir
@@ -36,6 +36,7 @@ from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
 from nullius_core.run.steps import StepFailed, StepRun, oracle_steps
 from nullius_core.run.trial_result import Ran, TrialOutcome, error_info, write_trial
+from nullius_core.run.unit_end import ending
 from nullius_core.run.voices import close_routes, open_routes
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 
 # The exception a failed op is recorded as (Harbor's names where Harbor has one).
 OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
+# Kinds a driver's error may name by its first words, from any op (`EnvironmentSetupError: the tool did not start`):
+# the upstream's own setup, check, cancel or bug surfacing in another op, which keeps its kind.
+SAID_KINDS = ("EnvironmentSetupError", "VerifierError", "CancelledError", "CauseUnknownError")
 
 
 class TrialCancelled(Exception):
@@ -105,6 +109,9 @@ def _error(op: str, exc: DriverError) -> TrialError:
     named = KINDS.get(exc.kind or "")
     if named is not None and named.phase is KINDS[kind].phase:  # the driver's own name for it (Harbor's), of the op's phase
         kind = named.name
+    said = exc.message.split(":", 1)[0].strip() if exc.failure == "error" else ""
+    if said in SAID_KINDS:
+        kind = said
     return TrialError(kind, str(exc))
 
 
@@ -139,6 +146,9 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     base = {"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
     if facts.prepared.bench.limits.attempts:  # the upstream tells attempts apart: every op about the unit says which
         base["attempt"] = work.attempt
+    if facts.relay is not None:  # where a benchmark's guard writes a line to stop the participant's later calls (the relay's stop file)
+        (trial.work / "relay").mkdir(parents=True, exist_ok=True)
+        base["stop"] = str((trial.work / "relay" / "stop").resolve())
     ran = Ran(started=started, phases=Phases(started), base=base)
     cancelled = False
     try:
@@ -236,6 +246,7 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
         except TurnError as exc:
             raise TrialError("DriverTurnError", str(exc)) from None
         ran.agent_run = agent_run
+        ran.stopped = agent_run.stopped
         ran.phases.split("agent_setup", "agent_execution", agent_run.outcome.prompted_at)
         ran.answer = agent_run.outcome.answer
         ran.transcript = agent_run.outcome.transcript
@@ -286,7 +297,10 @@ async def _original(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) 
     try:
         reply = await driver.call("answer", request, original.turn_seconds or prepared.turn_seconds)
     except DriverError as exc:
-        raise TrialError(_answerer_failure(trial) or "AnswererError", str(exc)) from None
+        await relay.retire(trial.name)  # its calls recorded before they are read
+        calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
+        end = ending("AnswererError", str(exc), calls, None, prepared.bench.standard.gated, who="answerer")
+        raise TrialError(end.failure or "AnswererError", end.message or str(exc)) from None
     finally:
         await relay.retire(trial.name)
     ran.answer = reply.get("answer")
@@ -295,12 +309,6 @@ async def _original(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) 
     transcript = reply.get("transcript")
     if isinstance(transcript, list) and all(isinstance(m, dict) and {"role", "text"} <= set(m) for m in transcript):
         ran.transcript = transcript  # the conversation the upstream's loop held
-
-
-def _answerer_failure(trial: TrialDir) -> str | None:
-    """A failed answer whose last model call the provider refused is the provider's failure (failures.CALL_FAILURES)."""
-    calls = [c for c in read_json_lines(trial.work / "relay" / "calls.jsonl") if not c.get("refused")]
-    return CALL_FAILURES.get(calls[-1].get("status")) if calls else None
 
 
 async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> None:
@@ -315,6 +323,8 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
     request = {**ran.base, "dir": str(place.workspace), "answer": ran.answer, "transcript": ran.transcript, **verified}
     if "judge" in ran.voices:
         request["judge"] = ran.voices["judge"]
+    if ran.stopped is not None:  # a guard stopped the participant's calls: the score says what it scores
+        request["stopped"] = ran.stopped
     if prepared.setup_request is not None:
         request["setup"] = prepared.setup_request
     ran.score = await _call(driver, "score", request, prepared.score_seconds)

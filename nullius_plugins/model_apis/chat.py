@@ -6,7 +6,7 @@ from typing import Any
 
 from nullius_core.contracts.model_api import Facts, Sent, Usage, error_of
 from nullius_core.contracts.sse import Event
-from nullius_plugins.model_apis.common import count, dig, loads, text_of, with_model
+from nullius_plugins.model_apis.common import count, dig, loads, served_by, text_of, with_model
 
 
 def usage_of(obj: Any) -> Usage:
@@ -25,7 +25,7 @@ def _read(obj: Any, facts: Facts) -> None:
         return
     if isinstance(obj.get("usage"), dict):
         facts.usage = usage_of(obj["usage"])
-    facts.served_by = text_of(obj.get("provider")) or facts.served_by
+    facts.served_by = served_by(obj, facts.served_by)
     facts.model = text_of(obj.get("model")) or facts.model
     if obj.get("error") is not None:
         facts.error = error_of(obj["error"])
@@ -34,6 +34,9 @@ def _read(obj: Any, facts: Facts) -> None:
             facts.end = text_of(choice.get("finish_reason")) or facts.end
             if choice.get("error") is not None and facts.error is None:
                 facts.error = error_of(choice["error"])
+            said = choice.get("message") if isinstance(choice.get("message"), dict) else choice.get("delta")
+            if isinstance(said, dict) and (text_of(said.get("content")) or said.get("tool_calls")):
+                facts.content = True
 
 
 class ChatTap:
@@ -53,6 +56,7 @@ class ChatTap:
 class ChatCompletions:
     name = "openai-chat"
     provider_api = "openai"
+    routing_facts = True  # a pinned call asks who served it: the reply's last chunk (or body) says
 
     def send(self, body: dict[str, Any], model: str | None, routing: dict[str, Any] | None) -> Sent:
         out = with_model(body, model, routing)

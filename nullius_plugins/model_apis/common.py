@@ -39,3 +39,17 @@ def with_model(body: dict[str, Any], model: str | None, routing: dict[str, Any] 
     if routing is not None:
         out["provider"] = routing
     return out
+
+
+def selected_provider(metadata: Any) -> str | None:
+    """The provider of the endpoint OpenRouter's routing facts (`openrouter_metadata`) mark as selected, if any."""
+    endpoints = dig(metadata, "endpoints", "available")
+    for endpoint in endpoints if isinstance(endpoints, list) else []:
+        if isinstance(endpoint, dict) and endpoint.get("selected") is True:
+            return text_of(endpoint.get("provider"))
+    return None
+
+
+def served_by(obj: dict[str, Any], before: str | None) -> str | None:
+    """Who served a reply: the endpoint its routing facts mark selected, else its own `provider` field, else what was read before."""
+    return selected_provider(obj.get("openrouter_metadata")) or text_of(obj.get("provider")) or before

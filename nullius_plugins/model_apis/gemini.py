@@ -54,6 +54,9 @@ def _read(obj: Any, facts: Facts) -> None:
     for candidate in obj.get("candidates") or []:
         if isinstance(candidate, dict):
             facts.end = text_of(candidate.get("finishReason")) or facts.end
+            parts = (candidate.get("content") or {}).get("parts") if isinstance(candidate.get("content"), dict) else None
+            facts.content = facts.content or any(
+                isinstance(p, dict) and (text_of(p.get("text")) and not p.get("thought") or p.get("functionCall")) for p in parts or [])
     blocked = obj.get("promptFeedback")
     if isinstance(blocked, dict) and text_of(blocked.get("blockReason")):
         facts.end = f"blocked:{blocked['blockReason']}"

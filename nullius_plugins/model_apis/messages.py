@@ -47,10 +47,25 @@ class MessagesTap:
             delta = data.get("delta") if isinstance(data, dict) else None
             if isinstance(delta, dict):
                 self.facts.end = text_of(delta.get("stop_reason")) or self.facts.end
+        elif name == b"content_block_start":
+            block = (loads(event.data) or {}).get("content_block")
+            self.facts.content = self.facts.content or _said(block)
+        elif name == b"content_block_delta" and not self.facts.content:
+            delta = (loads(event.data) or {}).get("delta")
+            self.facts.content = isinstance(delta, dict) and bool(text_of(delta.get("text")) or text_of(delta.get("partial_json")))
         elif name == b"error":
             data = loads(event.data)
             self.facts.error = error_of(data.get("error") if isinstance(data, dict) else None)
         return True
+
+
+def _said(block: Any) -> bool:
+    """A content block that is text or a tool call (thinking alone is neither)."""
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "text":
+        return bool(text_of(block.get("text")))
+    return block.get("type") in ("tool_use", "server_tool_use")
 
 
 class Messages:
@@ -69,6 +84,7 @@ class Messages:
             facts.usage = _merge(Usage(), obj.get("usage"))
             facts.end = text_of(obj.get("stop_reason"))
             facts.model = text_of(obj.get("model"))
+            facts.content = any(_said(block) for block in obj.get("content") or [])
         return facts
 
     def tap(self, sent: Sent) -> MessagesTap:

@@ -31,6 +31,9 @@ PROVIDERS = (
         base_url="https://openrouter.ai/api/v1",
         base_url_env="OPENROUTER_BASE_URL",
         routes_to_several=True,
+        # router metadata (openrouter.ai/docs/guides/features/router-metadata): the header as documented now, and under
+        # the name it had while experimental; the reply's `openrouter_metadata` marks the endpoint that served it
+        routing_facts=(("X-OpenRouter-Metadata", "enabled"), ("X-OpenRouter-Experimental-Metadata", "enabled")),
     ),
     ProviderSpec(
         name="gemini",

@@ -11,6 +11,7 @@ pytest fixture `fake_model` gives one per test. See docs/fake-model.md.
 """
 
 from nullius_core.testing.fake_model.loading import ScriptError, as_script, load_callable, load_script
+from nullius_core.testing.fake_model.openrouter import Endpoint, OpenRouter
 from nullius_core.testing.fake_model.request import FakeRequest, RecordedRequest
 from nullius_core.testing.fake_model.script import (
     DEFAULT_TEXT,
@@ -29,12 +30,14 @@ from nullius_core.testing.fake_model.sync import SyncFakeModel, running_fake_mod
 
 __all__ = [
     "DEFAULT_TEXT",
+    "Endpoint",
     "FakeModelServer",
     "FakeRequest",
     "Fault",
     "InBandError",
     "Malformed",
     "Match",
+    "OpenRouter",
     "RecordedRequest",
     "Reply",
     "Rule",

@@ -21,6 +21,7 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 
 from nullius_core.definitions.converter import Invariants, Mismatch, make_converter, problems_from
 from nullius_core.definitions.problems import Problem
+from nullius_core.testing.fake_model.openrouter import OpenRouter
 from nullius_core.testing.fake_model.script import Reply, Rule, Script
 
 _converter = make_converter()
@@ -42,6 +43,7 @@ class ScriptError(Exception):
 class _ScriptData:
     rules: list[Rule] = attrs.field(factory=list)
     default: Reply = attrs.field(factory=lambda: Script().default)
+    openrouter: OpenRouter | None = None
 
 
 def _structure(data: Any, cl: type, source: str | None, path: str = "$") -> Any:
@@ -66,7 +68,7 @@ def script_from_dict(data: Any, source: str | None = None, base: Path | None = N
         except ScriptError as exc:
             raise ScriptError([Problem("$.respond", str(exc))], source) from None
     parsed = _structure(data, _ScriptData, source)
-    return Script(rules=parsed.rules, default=parsed.default, respond=respond)
+    return Script(rules=parsed.rules, default=parsed.default, respond=respond, openrouter=parsed.openrouter)
 
 
 def reply_from_dict(data: Any, source: str | None = None) -> Reply:

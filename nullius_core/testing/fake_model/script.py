@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import attrs
 
+from nullius_core.testing.fake_model.openrouter import OpenRouter
+
 API = Literal["chat", "responses", "messages", "count_tokens", "gemini", "gemini_count_tokens"]
 DEFAULT_TEXT = "Hello from the Nullius fake model."
 
@@ -208,8 +210,10 @@ Respond = Callable[..., Any]
 class Script:
     """Rules tried in order, then `default`. `respond`, when set, is asked first:
     `respond(request: FakeRequest) -> Reply | dict | None` (None: go on to the rules).
+    `openrouter`: answer as OpenRouter does, each model served by several providers (openrouter.py).
     """
 
     rules: list[Rule] = attrs.field(factory=list)
     default: Reply = attrs.field(factory=lambda: Reply(text=DEFAULT_TEXT))
     respond: Respond | None = attrs.field(default=None, eq=False)
+    openrouter: OpenRouter | None = None

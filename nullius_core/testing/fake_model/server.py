@@ -26,6 +26,7 @@ from aiohttp import web
 
 from nullius_core.testing.fake_model import chat, gemini, messages, responses
 from nullius_core.testing.fake_model.loading import ScriptLike, as_script
+from nullius_core.testing.fake_model.openrouter import Served, asks_facts, no_endpoint_body
 from nullius_core.testing.fake_model.request import RecordedRequest, read_request
 from nullius_core.testing.fake_model.runner import RespondError, ScriptRunner, counts_for
 from nullius_core.testing.fake_model.script import Fault, Script
@@ -232,9 +233,18 @@ class FakeModelServer:
             self._record(request, body, api, "respond", 500, call)
             return _json_response(500, _error_body(api, request.path, 500, f"the script's respond raised {exc}"), {})
         fault = reply.fault
+        id_header = {"request-id" if api in ("messages", "count_tokens") else "x-request-id": f"req_fake{n}"}
+        served = None
+        openrouter = runner.script.openrouter
+        if openrouter is not None and api in ("chat", "responses", "messages"):
+            model = fake.model or "fake-model"
+            endpoint = openrouter.route(model, body.get("provider"))
+            if endpoint is None:  # a pin no endpoint of the model answers, fallbacks forbidden
+                self._record(request, body, api, rule, 404, call)
+                return _json_response(404, no_endpoint_body(), id_header)
+            served = Served(endpoint, openrouter.endpoints(model), model, asks_facts(request.headers))
         self._record(request, body, api, rule, fault.status if fault and fault.status else 200, call)
         ctx = Ctx(n, reply.model or fake.model or "fake-model", reply, counts_for(reply, body), int(time.time()), fake.include_usage)
-        id_header = {"request-id" if api in ("messages", "count_tokens") else "x-request-id": f"req_fake{n}"}
         try:
             if fault is not None:
                 if fault.first_byte_delay:
@@ -245,8 +255,8 @@ class FakeModelServer:
             if api == "gemini" and fake.stream and request.query.get("alt") != "sse":
                 return _json_response(200, gemini.chunks(ctx), id_header)  # Gemini's stream without SSE: one array
             if not fake.stream:
-                return await self._whole(request, api, ctx, fault, id_header)
-            return await self._stream(request, api, ctx, fault, id_header)
+                return await self._whole(request, api, ctx, fault, id_header, served)
+            return await self._stream(request, api, ctx, fault, id_header, served)
         except ConnectionError:
             return web.Response(status=499)  # the client went away; nothing more to send
 
@@ -259,7 +269,7 @@ class FakeModelServer:
         return _json_response(status, body, headers)
 
     async def _whole(
-        self, request: web.Request, api: str, ctx: Ctx, fault: Fault | None, headers: dict[str, str]
+        self, request: web.Request, api: str, ctx: Ctx, fault: Fault | None, headers: dict[str, str], served: Served | None = None
     ) -> web.StreamResponse:
         if fault is not None and fault.reset_after is not None:
             await _reset(request)
@@ -274,13 +284,16 @@ class FakeModelServer:
         if fault is not None and fault.malformed is not None:
             line = fault.malformed.line.removeprefix("data: ")
             return web.Response(status=200, body=line.encode(), content_type="application/json", headers=headers)
-        return _json_response(200, shape.body(ctx), headers)
+        reply = shape.body(ctx)
+        return _json_response(200, served.body(api, reply) if served is not None else reply, headers)
 
     async def _stream(
-        self, request: web.Request, api: str, ctx: Ctx, fault: Fault | None, headers: dict[str, str]
+        self, request: web.Request, api: str, ctx: Ctx, fault: Fault | None, headers: dict[str, str], served: Served | None = None
     ) -> web.StreamResponse:
         shape = SHAPES[api]
         events = shape.events(ctx)
+        if served is not None:
+            events = served.events(api, events)
         resp = web.StreamResponse(status=200, headers={**SSE_HEADERS, **headers})
         await resp.prepare(request)
         pace = ctx.reply.pace
