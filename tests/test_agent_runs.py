@@ -133,7 +133,10 @@ def test_a_429_on_the_last_call_is_rate_limited(env, fake_model, tmp_path):
     assert json.loads((tmp_path / "jobs" / "r" / "result.json").read_text())["standard"]["state"] == "failed"
     trial = trials(tmp_path / "jobs" / "r")["u0000"]
     assert trial["exception_info"]["exception_type"] == "ApiRateLimitError" and trial["standard"]["outcome"] == "rate_limited"
-    assert len(fake_model.requests) == 1  # never retried by the relay
+    # the relay never retries a call; the unit runs once more (limits.run_again), its first records set aside
+    assert len(fake_model.requests) == 2
+    for record in (tmp_path / "jobs" / "r" / "u0000", tmp_path / "jobs" / "r" / ".work" / "earlier" / "u0000.1"):
+        assert len((record / "agent" / "calls.jsonl").read_text().splitlines()) == 1
 
 
 def test_agent_runs_are_refused_before_any_unit(env, fake_model, tmp_path):

@@ -132,3 +132,34 @@ def test_a_pin_the_run_cannot_honour_is_refused_before_any_unit(env, fake_model,
 def test_a_control_is_refused_a_pin_on_a_model_it_never_calls(env, fake_model, tmp_path):
     ran = run_cli(["run", "faulty", "nop", "--served-by", "fake-1=anthropic", "--job-name", "n"], env)
     assert ran.code == 2 and "nop calls no model here" in ran.stderr, ran.output
+
+
+def test_a_definitions_pins_join_the_runs_and_win_for_their_model(env, fake_model, tmp_path):
+    """The Original's models and the official judge go to the providers the definition names, on their own routes."""
+    talk = Path(env["NULLIUS_CATALOGUE"]) / "benchmarks" / "talk" / "standard.json"
+    standard = json.loads(talk.read_text())
+    standard["setups"]["original"]["providers"] = {"openrouter": ""}
+    standard["setups"]["original"]["pin"] = {"paper-model": ["anthropic"]}
+    standard["score"]["judge"]["pin"] = ["google-vertex"]
+    talk.write_text(json.dumps(standard))
+    fake_model.use({"rules": [{"when": {"model": "sim-official"}, "reply": {"text": "Hello, I am the user."}},
+                              {"when": {"model": "judge-official"}, "reply": {"text": "PASS"}}],
+                    "default": {"text": "The upstream's own answer."}, "openrouter": {"default": ENDPOINTS}})
+    ran = run_cli(["run", "talk", "original", "--model", "paper-model", "--provider", "openrouter", "--base-url", fake_model.openai_base_url,
+                   "--served-by", "judge-official=deepinfra", "--served-by", "sim-official=deepinfra/fp8", "--job-name", "orig", "-j", "1"], env)
+    assert ran.code == 0, ran.output
+    job = tmp_path / "jobs" / "orig"
+    config = json.loads((job / "config.json").read_text())["standard"]
+    assert config["served_by"] == {"judge-official": {"order": ["google-vertex"], "source": "score.judge.pin"},  # the definition's wins
+                                   "sim-official": {"order": ["deepinfra/fp8"], "source": "--served-by"},
+                                   "paper-model-v2": {"order": ["anthropic"], "source": "setups.original.pin"}}  # the model sent
+    routed = {r.body["model"]: r.body["provider"]["order"] for r in fake_model.requests}
+    assert routed == {"paper-model-v2": ["anthropic"], "sim-official": ["deepinfra/fp8"], "judge-official": ["google-vertex"]}
+    served = json.loads((job / "u0000" / "result.json").read_text())["standard"]["served"]
+    assert served["by_provider"] == {"Anthropic": 1, "DeepInfra": 1, "Google": 1}  # the judge's and the simulator's routes count too
+    assert {m: p["held"] for m, p in served["pinned"].items()} == {"paper-model-v2": True, "sim-official": True, "judge-official": None}
+    # on a provider that routes no model to several, the definition's pins have nothing to pin: left out, never refused
+    plain = run_cli(["run", "talk", "nop", "--provider", "openai-compatible", "--base-url", fake_model.openai_base_url, "--job-name", "plain",
+                     "--limit", "1"], env)
+    assert plain.code == 0, plain.output
+    assert json.loads((tmp_path / "jobs" / "plain" / "config.json").read_text())["standard"]["served_by"] is None

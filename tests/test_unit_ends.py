@@ -117,3 +117,34 @@ def test_a_drivers_error_that_names_its_kind_keeps_it(env, fake_model, tmp_path)
     assert ran.code == 0, ran.output
     kinds = {name: r["exception_info"]["exception_type"] for name, r in results(tmp_path / "jobs" / "named").items()}
     assert kinds == {"u0000": "EnvironmentSetupError", "u0001": "CancelledError", "u0002": "CauseUnknownError", "u0003": "VerifierError"}
+
+
+def test_a_rate_limited_unit_runs_once_more_its_first_records_set_aside(env, fake_model, tmp_path):
+    limited = {"when": {"contains": "Say alpha"}, "reply": {"fault": {"status": 429}}, "times": 1}
+    fake_model.use({"rules": [limited, {"when": {"contains": "Say alpha"}, "reply": {"text": "alpha"}}]})
+    ran = run_agent(env, fake_model, "again", "--limit", "1")
+    assert ran.code == 0, ran.output
+    job = tmp_path / "jobs" / "again"
+    [result] = results(job).values()
+    assert result["standard"]["outcome"] == "passed"
+    first = json.loads((job / ".work" / "earlier" / "u0000.1" / "result.json").read_text())
+    assert first["standard"]["outcome"] == "rate_limited" and first["exception_info"]["exception_type"] == "ApiRateLimitError"
+    assert "again=" in ran.stderr and json.loads((job / "result.json").read_text())["standard"]["passed"] == 1
+    events = [json.loads(line) for line in (job / "events.jsonl").read_text().splitlines()]
+    assert [(e["type"], e.get("again")) for e in events] == [("trial_started", None), ("trial_finished", True),
+                                                             ("trial_started", None), ("trial_finished", None)]
+
+
+def test_a_benchmark_that_says_not_keeps_a_rate_limited_units_outcome(env, fake_model, tmp_path):
+    standard_file = Path(env["NULLIUS_CATALOGUE"]) / "benchmarks" / "faulty" / "standard.json"
+    standard = json.loads(standard_file.read_text())
+    standard["limits"]["run_again"] = False
+    standard_file.write_text(json.dumps(standard))
+    limited = {"when": {"contains": "Say alpha"}, "reply": {"fault": {"status": 429}}, "times": 1}
+    fake_model.use({"rules": [limited, {"when": {"contains": "Say alpha"}, "reply": {"text": "alpha"}}]})
+    ran = run_agent(env, fake_model, "once", "--limit", "1")
+    assert ran.code == 1, ran.output  # its one unit failed for the provider: the run failed
+    job = tmp_path / "jobs" / "once"
+    [result] = results(job).values()
+    assert result["standard"]["outcome"] == "rate_limited"
+    assert not (job / ".work" / "earlier").exists() and len([r for r in fake_model.requests if r.api == "chat"]) == 1

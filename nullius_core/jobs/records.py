@@ -164,8 +164,9 @@ class Trajectory:
 _conv = cattrs.Converter()
 
 
-# An unknown cost is written as null, never left out: a reader must not take a missing figure for none spent.
-KEEP_NULL = frozenset({"cost_usd", "as_served_usd", "first_run_usd"})
+# An unknown cost is written as null, never left out: a reader must not take a missing figure for none spent;
+# nor a pin's `held` that cannot be told (relay/pins.py) for one that held.
+KEEP_NULL = frozenset({"cost_usd", "as_served_usd", "first_run_usd", "held"})
 
 
 def _drop_none(value: Any) -> Any:

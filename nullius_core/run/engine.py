@@ -39,7 +39,7 @@ from nullius_core.run.environments import BoxLender
 from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
 from nullius_core.run.participant import start_served
-from nullius_core.run.plan import resumed_work, unit_problem
+from nullius_core.run.plan import resumed_work, set_aside, unit_problem
 from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
@@ -317,6 +317,8 @@ class Engine:
                 if not driver.alive:
                     await driver.close()
                     driver = self._new_driver(facts.prepared)
+                if item.again:  # its rate-limited run's records go aside whole; this run's take their place
+                    await asyncio.to_thread(set_aside, facts.job, item.trial_name)
                 running += 1
                 facts.job.event({"type": "trial_started", "trial_name": item.trial_name, "unit": item.unit, "at": iso(utcnow())})
                 try:
@@ -327,6 +329,10 @@ class Engine:
                     self._finished(facts, item, cancelled.outcome, done, total, started, running)
                     raise asyncio.CancelledError from None
                 running -= 1
+                if self._runs_again(facts, item, outcome):
+                    self._said_again(facts, item, outcome, done, total)
+                    queue.put_nowait(attrs.evolve(item, again=True))  # after the units waiting now: the limit may have passed
+                    continue
                 done += 1
                 self._finished(facts, item, outcome, done, total, started, running)
 
@@ -340,6 +346,22 @@ class Engine:
             await asyncio.gather(*workers, return_exceptions=True)
             self._collect_cancelled(facts)
             raise
+
+    def _runs_again(self, facts: RunFacts, item: Work, outcome: TrialOutcome) -> bool:
+        """A unit that ended rate-limited runs once more, unless the benchmark says not (limits.run_again: false)."""
+        if outcome.outcome != "rate_limited" or item.again or facts.prepared.bench.limits.run_again is False:
+            return False
+        return self._watch is None or self._watch.stop is None
+
+    def _said_again(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int) -> None:
+        self.results[item.trial_name] = outcome.result  # stands if the run ends before it runs again
+        if self._watch is not None:
+            self._watch.unit(outcome.exception_type)
+        facts.job.event({"type": "trial_finished", "trial_name": item.trial_name, "unit": item.unit, "outcome": outcome.outcome,
+                         "reward": outcome.reward, "again": True, "at": iso(utcnow())})
+        self.progress.stage("unit", i=done, of=total, unit=item.unit if self.spec.repeat == 1 else item.trial_name,
+                            outcome=f"error:{outcome.exception_type}", again="once more, after the units waiting",
+                            cause=first_line(outcome.result))
 
     def _collect_cancelled(self, facts: RunFacts) -> None:
         for trial in facts.job.trials():

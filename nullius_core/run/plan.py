@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 from typing import Any
 
 from nullius_core.failures import stands_on_resume
@@ -23,15 +24,25 @@ def resumed_work(job: JobDir, work: list[Work], retry_errors: bool) -> tuple[dic
         if result is not None and stands_on_resume(result, retry_errors):
             standing[item.trial_name] = result
             continue
-        if trial.path.exists():
-            earlier = job.path / ".work" / "earlier"
-            n = 1
-            while (earlier / f"{item.trial_name}.{n}").exists():
-                n += 1
-            earlier.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(trial.path), str(earlier / f"{item.trial_name}.{n}"))
+        set_aside(job, item.trial_name)
         todo.append(item)
     return standing, todo
+
+
+def set_aside(job: JobDir, trial_name: str) -> Path | None:
+    """A trial about to run again: its earlier records (result.json, agent/, verifier/, .work/relay) moved whole to
+    `.work/earlier/<trial>.<n>/`, never overwritten; None when it has none."""
+    trial = job.trial(trial_name)
+    if not trial.path.exists():
+        return None
+    earlier = job.path / ".work" / "earlier"
+    n = 1
+    while (earlier / f"{trial_name}.{n}").exists():
+        n += 1
+    earlier.mkdir(parents=True, exist_ok=True)
+    target = earlier / f"{trial_name}.{n}"
+    shutil.move(str(trial.path), str(target))
+    return target
 
 
 def unit_problem(units: Any, pinned: int | None) -> str | None:

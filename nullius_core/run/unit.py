@@ -73,6 +73,7 @@ class Work:
     position: int
     attempt: int
     trial_name: str
+    again: bool = False  # run once more after it ended rate-limited (limits.run_again): its first records are set aside
 
 
 @attrs.frozen(kw_only=True)
