@@ -214,6 +214,23 @@ def test_merge_refusals(env, tmp_path):
     (moved / "result.json").write_text(json.dumps(record))
     foreign = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac2")], env)
     assert foreign.code == 2 and "its record names job 'someone-else'" in foreign.stderr
+    record["standard"]["job"] = "a"
+    record["standard"]["control"] = "nop"
+    (moved / "result.json").write_text(json.dumps(record))
+    other_control = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac3")], env)
+    assert other_control.code == 2 and "its record names control 'nop', not 'oracle'" in other_control.stderr
+
+
+def test_a_merge_lists_the_shards_a_launch_lacks(env, tmp_path):
+    jobs = tmp_path / "jobs"
+    for i in (1, 3):
+        ran = run_cli(["run", "faulty", "oracle", "--shard", f"{i}/3", "--limit", "1", "--launch", "L3", "--job-name", f"t{i}"], env)
+        assert ran.code == 0, ran.output
+    merged = run_cli(["merge", str(jobs / "t1"), str(jobs / "t3"), "-o", str(jobs / "m")], env)
+    assert merged.code == 0, merged.output
+    assert "absent shards of the launch: 2: the merged job is incomplete" in merged.stderr
+    summary = json.loads((jobs / "m" / "result.json").read_text())["standard"]
+    assert summary["absent_shards"] == [2] and summary["state"] == "incomplete"
 
 
 def test_prove_holds_a_merged_control_job_to_its_bound(env, tmp_path, catalogue):

@@ -163,3 +163,19 @@ def test_a_definitions_pins_join_the_runs_and_win_for_their_model(env, fake_mode
                      "--limit", "1"], env)
     assert plain.code == 0, plain.output
     assert json.loads((tmp_path / "jobs" / "plain" / "config.json").read_text())["standard"]["served_by"] is None
+
+
+def test_agent_shards_merge_and_shards_of_other_pins_are_refused_unless_forced(env, fake_model, tmp_path):
+    fake_model.use(openrouter())
+    for i, pin in ((1, "anthropic"), (2, "anthropic"), (3, "deepinfra")):
+        ran = run_agent(env, fake_model, f"s{i}", "--shard", f"{min(i, 2)}/2", "--limit", "1", "--launch", "L", "--served-by", pin)
+        assert ran.code == 0, ran.output
+    jobs = tmp_path / "jobs"
+    same = run_cli(["merge", str(jobs / "s1"), str(jobs / "s2"), "-o", str(jobs / "m12")], env)
+    assert same.code == 0, same.output  # an agent's trials name their participant by its key
+    other = run_cli(["merge", str(jobs / "s1"), str(jobs / "s3"), "-o", str(jobs / "m13")], env)
+    assert other.code == 2 and "other serving pins" in other.stderr, other.output
+    forced = run_cli(["merge", str(jobs / "s1"), str(jobs / "s3"), "-o", str(jobs / "m13"), "--force"], env)
+    assert forced.code == 0, forced.output
+    served = json.loads((jobs / "m13" / "result.json").read_text())["standard"]["served"]
+    assert served["pinned"]["fake-1"]["held"] is None  # no one pin to hold across shards of other pins

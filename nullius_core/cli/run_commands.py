@@ -287,6 +287,8 @@ def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
         raise Refused(f"merge {exc}") from None  # "merge refused: ..."
     summary = result["standard"]
     click.echo(f"{out}: {summary['trials']} trials of {result['n_total_trials']}, mean {summary['mean']:.4f}")
+    if summary.get("absent_shards"):
+        click.echo(f"absent shards of the launch: {', '.join(map(str, summary['absent_shards']))}: the merged job is incomplete", err=True)
 
 
 @click.command("conform")

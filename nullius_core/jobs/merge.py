@@ -3,10 +3,12 @@
 Trials are hard-linked, never copied (a merge costs no space), `result.json`
 is recomputed over all of them, and `config.json` says `merged_from`. Shards
 that differ in launch, benchmark version, dataset, participant, model,
-backend or N are refused unless forced; two trials of one unit always are;
-a trial whose record names another job, benchmark, dataset or participant is
-refused unless forced. Shards may differ in benchmark options: each keeps
-its own in `merged_from`.
+backend, N or serving pins are refused unless forced; two trials of one unit
+always are; a trial whose record names another job, benchmark (or version),
+dataset, control or participant is refused unless forced. Shards may differ
+in benchmark options: each keeps its own in `merged_from`. A launch of at
+most 1,000 shards says which of its shards the merge lacks (`absent_shards`):
+its merged job is incomplete.
 """
 
 from __future__ import annotations
@@ -67,6 +69,27 @@ def _same_configuration(jobs: list[JobDir], configs: list[JobStandard]) -> None:
                                "never merged (not even with --force)")
 
 
+def _pins(std: JobStandard) -> dict[str, list[str]]:
+    return {model: list(pin.order) for model, pin in (std.served_by or {}).items()}
+
+
+def _participant(std: JobStandard) -> str:
+    """The name a trial's agent_info gives its participant: a control's, the agent's key, or the Original's."""
+    return std.control or (std.agent.key if std.agent is not None else std.participant)
+
+
+def absent_shards(stds: list[JobStandard]) -> list[int] | None:
+    """The shards of a launch of at most 1,000 that no job given holds; None when the jobs are not shards of one N."""
+    ofs = {s.shard.of for s in stds if s.shard is not None}
+    if len(ofs) != 1 or any(s.shard is None for s in stds) or next(iter(ofs)) > MAX_LISTED:
+        return None
+    held = {s.shard.index for s in stds if s.shard is not None}
+    return [i for i in range(1, next(iter(ofs)) + 1) if i not in held]
+
+
+MAX_LISTED = 1000
+
+
 def check(jobs: list[JobDir], force: bool) -> list[str]:
     """Every reason to refuse; raises at once for what --force cannot allow."""
     configs = _standards(jobs)
@@ -81,6 +104,8 @@ def check(jobs: list[JobDir], force: bool) -> list[str]:
             problems.append(f"{job.name}: another backend ({std.backend_name!r}, not {first.backend_name!r})")
         if _shard_of(std) != _shard_of(first):
             problems.append(f"{job.name}: another N ({_shard_of(std)}, not {_shard_of(first)})")
+        if _pins(std) != _pins(first):
+            problems.append(f"{job.name}: other serving pins ({_pins(std) or 'none'}, not {_pins(first) or 'none'})")
     for job, std in zip(jobs, configs, strict=True):
         if std.merged_despite:
             problems.append(f"{job.name}: it was itself merged despite differences ({'; '.join(std.merged_despite)})")
@@ -98,13 +123,13 @@ def check(jobs: list[JobDir], force: bool) -> list[str]:
                 own = read_trial_own(result, trial.path / "result.json")
             except JobRecordError as exc:
                 raise MergeRefused(f"refused: {exc}") from None
-            for key, want in (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset)):
+            for key, want in (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset), ("control", std.control)):
                 have = getattr(own, key) if own is not None else None
                 if have != want:
                     problems.append(f"{job.name}/{trial.name}: its record names {key} {have!r}, not {want!r}")
             name = (result.get("agent_info") or {}).get("name")
-            if name != (std.control or "agent"):
-                problems.append(f"{job.name}/{trial.name}: its record names participant {name!r}")
+            if name != _participant(std):
+                problems.append(f"{job.name}/{trial.name}: its record names participant {name!r}, not {_participant(std)!r}")
     if problems and not force:
         raise MergeRefused("refused (--force merges anyway):\n  " + "\n  ".join(problems))
     return problems
@@ -155,9 +180,13 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     target.write_config(merged)
     write_job_lock(target, merged.get("n_concurrent_trials") or 1)
     planned = len(std.planned_trials)
-    # the shards' trials, summed as a run's are: a merge of every planned trial is a finished run's
-    result = job_result(std, results, planned, final=True, state="finished" if len(results) == planned else "incomplete",
+    absent = absent_shards(stds)
+    # the shards' trials, summed as a run's are: a merge of every planned trial of every shard is a finished run's
+    whole = len(results) == planned and not absent
+    result = job_result(std, results, planned, final=True, state="finished" if whole else "incomplete",
                         started_at=min(s.created_at for s in stds))
+    if absent:
+        result["standard"]["absent_shards"] = absent
     target.write_result(result)
     return result
 
