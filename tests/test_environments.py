@@ -81,3 +81,20 @@ def test_the_local_backend_runs_controls_in_any_environment_but_not_without_lice
     assert score["detail"]["scorer_token_set"] is True  # the driver's licence reached its environment
     leaked = [p for p in (tmp_path / "jobs" / "second").rglob("*") if p.is_file() and "scorer-token-9" in p.read_text(errors="replace")]
     assert leaked == []
+
+
+def test_proves_own_units_and_leak_checks_get_the_drivers_licences(env, catalogue, tmp_path):
+    """A driver that needs its licence (to: driver) to list or set up its units gets it in prove's checks, as in a run."""
+    driver = catalogue / "driver.py"
+    driver.write_text(driver.read_text().replace(
+        '    op = request["op"]\n',
+        '    op = request["op"]\n    if op in ("units", "setup") and not os.environ.get("SCORER_TOKEN"):\n'
+        '        return {"error": "this upstream lists and sets up its units with SCORER_TOKEN"}\n', 1))
+    without = run_cli(["prove", "envbench", "--json"], env)
+    assert without.code == 1, without.output
+    assert "with SCORER_TOKEN" in json.loads(without.stdout)["test"]["units"]["failed"]
+    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN"], env, input="scorer-token-9").code == 0
+    proved = run_cli(["prove", "envbench", "--json"], env)
+    checks = json.loads(proved.stdout)["test"]
+    assert checks["units"]["ok"] and "failed" not in checks["leak"], proved.output  # setup ran with it too
+    assert [p for p in (tmp_path / "jobs").rglob("*") if p.is_file() and "scorer-token-9" in p.read_text(errors="replace")] == []

@@ -26,9 +26,7 @@ from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.licences import SecretStore, declared_secrets
-from nullius_core.contracts.licences import Handout
-from nullius_core.licences.handout import hand_out, remove_run
+from nullius_core.licences.handout import remove_run
 from nullius_core.plugins import ProviderServer
 from nullius_core.processes import lifetime
 from nullius_core.relay import upstreams
@@ -40,7 +38,7 @@ from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
 from nullius_core.run.participant import start_served
 from nullius_core.run.plan import resumed_work, set_aside, unit_problem
-from nullius_core.run.prepare import Prepared, RunRefused, prepare
+from nullius_core.run.prepare import Prepared, RunRefused, prepare, with_driver_licences
 from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
 from nullius_core.run.shard import plan
@@ -117,7 +115,7 @@ class Engine:
         state = "finished"
         relay = None
         served = getattr(prepared.agent, "served", None)  # a provider's own model server, started here
-        prepared, licences = self._driver_licences(job, prepared)
+        prepared, licences = with_driver_licences(self.session.paths.secrets_dir, prepared, job.name)
         try:
             prepared, relay = await self._open(job, prepared, backend, served, resuming)
             facts, work, todo = await self._set_out(job, prepared, backend, relay, started, resuming, retry_errors)
@@ -155,15 +153,6 @@ class Engine:
             raise RunRefused(f"the backend {prepared.backend.name!r} lacks what the engine calls: {', '.join(missing)} "
                              "(the Backend protocol, nullius_core/contracts/backend.py)")
         return backend
-
-    def _driver_licences(self, job: JobDir, prepared: Prepared) -> tuple[Prepared, Handout]:
-        """The driver's licences (to: driver) that are set: in its environment, files under /dev/shm."""
-        store = SecretStore(self.session.paths.secrets_dir, prepared.entry.key)
-        wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
-        licences = hand_out(store, wanted, "driver", job.name, allow_missing=True)
-        if licences.values or licences.files:
-            prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
-        return prepared, licences
 
     async def _open(self, job: JobDir, prepared: Prepared, backend: Backend, served: ProviderServer | None,
                     resuming: bool) -> tuple[Prepared, Relay | None]:

@@ -21,9 +21,12 @@ import attrs
 from nullius_core.catalogue.catalogue import Entry
 from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.contracts.licences import Handout
 from nullius_core.contracts.refused import RunRefused
 from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
 from nullius_core.definitions.folder import folder_problems
+from nullius_core.licences import SecretStore, declared_secrets
+from nullius_core.licences.handout import hand_out
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.relay import upstreams
 from nullius_core.relay.pins import Pin
@@ -293,6 +296,16 @@ def check_host(bench: ResolvedBenchmark) -> None:
         how.append("npm install -g " + " ".join(host.install.npm))
     hint = f"; install with: {' && '.join(how)}" if how else ""
     raise RunRefused(f"{bench.ref} needs {', '.join(missing)} on PATH ({host.summary}){hint}")
+
+
+def with_driver_licences(secrets_dir: Path, prepared: Prepared, run: str) -> tuple[Prepared, Handout]:
+    """The driver's licences (to: driver) that are set: in its environment, files under /dev/shm (removed by the Handout)."""
+    store = SecretStore(secrets_dir, prepared.entry.key)
+    wanted = [s for s in declared_secrets(prepared.bench).values() if s.to == "driver"]
+    licences = hand_out(store, wanted, "driver", run, allow_missing=True)
+    if licences.values or licences.files:
+        prepared = attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env={**prepared.launch.env, **licences.env()}))
+    return prepared, licences
 
 
 def process_env() -> dict[str, Any]:

@@ -35,7 +35,8 @@ from nullius_core.jobs.standard import JobRecordError, read_trial_own, standard_
 from nullius_core.jobs.layout import JobDir
 from nullius_core.run.engine import Engine
 from nullius_core.run.plan import unit_problem
-from nullius_core.run.prepare import Prepared, prepare
+from nullius_core.licences.handout import remove_run
+from nullius_core.run.prepare import Prepared, prepare, with_driver_licences
 from nullius_core.run.progress import Progress
 from nullius_core.run.shard import Shard, plan
 from nullius_core.run.spec import RunSpec
@@ -103,7 +104,13 @@ def _prove_dataset(session: Session, request: ProveRequest, asked: str, progress
     today = date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="nullius-prove-") as scratch:
         prepared = prepare(session, _spec(request, asked, "oracle"), progress, Path(scratch) / "driver")
-        units, leak = aio.run(_units_and_leak(prepared, request, Path(scratch)))
+        # the driver's own licences (to: driver), as a run's driver has them: its units and setups may need them
+        licensed, licences = with_driver_licences(session.paths.secrets_dir, prepared, f"prove-{Path(scratch).name}")
+        try:
+            units, leak = aio.run(_units_and_leak(licensed, request, Path(scratch)))
+        finally:
+            licences.remove()
+            remove_run(f"prove-{Path(scratch).name}")
     dataset = prepared.dataset_name
     checks = [units]
     if not units.ok:
