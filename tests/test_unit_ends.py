@@ -148,3 +148,41 @@ def test_a_benchmark_that_says_not_keeps_a_rate_limited_units_outcome(env, fake_
     [result] = results(job).values()
     assert result["standard"]["outcome"] == "rate_limited"
     assert not (job / ".work" / "earlier").exists() and len([r for r in fake_model.requests if r.api == "chat"]) == 1
+
+
+def test_a_benchmarks_call_limit_cuts_the_agents_call_at_its_relay(env, fake_model, tmp_path):
+    """limits.call_seconds: how long the relay waits for one model call, on every route of the run (relay serve's --timeout)."""
+    standard_file = Path(env["NULLIUS_CATALOGUE"]) / "benchmarks" / "faulty" / "standard.json"
+    standard = json.loads(standard_file.read_text())
+    standard["limits"]["call_seconds"] = 1
+    standard_file.write_text(json.dumps(standard))
+    fake_model.use({"default": {"text": "alpha", "fault": {"first_byte_delay": 30}}})
+    ran = run_agent(env, fake_model, "cut", "--limit", "1")
+    job = tmp_path / "jobs" / "cut"
+    [call] = [json.loads(line) for line in (job / "u0000" / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert call["status"] == 504 and call["cut"] == "past the call limit of 1 s", ran.output
+    assert call["ms_total"] < 25_000  # cut at its limit, not at the provider's 30 s
+
+
+def test_relay_serve_takes_the_call_limit_as_timeout(nullius_env, fake_model, tmp_path):
+    import subprocess
+    import sys
+
+    import openai
+
+    fake_model.use({"default": {"text": "late", "fault": {"first_byte_delay": 30}}})
+    env = {**nullius_env, "OPENAI_COMPATIBLE_API_KEY": KEY}
+    proc = subprocess.Popen([sys.executable, "-m", "nullius_core", "relay", "serve", "--provider", "openai-compatible", "--base-url",
+                             fake_model.openai_base_url, "--timeout", "1", "--record", str(tmp_path / "rec")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        info = json.loads(proc.stdout.readline())
+        client = openai.OpenAI(base_url=info["base_url"], api_key=info["token"], max_retries=0, timeout=60)
+        with pytest.raises(openai.APIStatusError) as refused:
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert refused.value.status_code == 504
+        [call] = [json.loads(line) for line in (tmp_path / "rec" / "calls.jsonl").read_text().splitlines()]
+        assert call["cut"] == "past the call limit of 1 s"
+    finally:
+        proc.terminate()
+        proc.wait(10)
