@@ -202,8 +202,8 @@ def _standard(path: Path, standard: Standard, ports: Mapping[str, Port]) -> list
             problems.append(Problem(f"$.needs[{i}]", f"expected a registered port ({known}), found {port!r}", path))
     for name, option in (standard.options or {}).items():  # a value's own ports (ports/fit.py needs_of)
         for value, needed in (option.needs or {}).items():
-            for i, port in enumerate(needed.get("ports") or [] if isinstance(needed, dict) else []):
-                if isinstance(port, str) and port not in ports:
+            for i, port in enumerate(needed.ports or []):
+                if port not in ports:
                     problems.append(Problem(f"$.options.{name}.needs.{value}.ports[{i}]", f"expected a registered port ({known}), found {port!r}", path))
     for port, skills in standard.needs_skills.items():
         registered = ports.get(port)

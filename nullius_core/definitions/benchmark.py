@@ -15,6 +15,8 @@ import attrs
 from nullius_core.definitions.common import (
     KEY_NAME,
     SHA256,
+    Host,
+    HostInstall,
     Install,
     Issues,
     Option,
@@ -66,22 +68,6 @@ class DatasetFolders:
 
     summary: str
     environment: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class HostInstall:
-    apt: list[str] | None = None
-    npm: list[str] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Host:
-    """Programs the machine must have (checked on PATH before any unit), and how to get them."""
-
-    summary: str
-    check: list[str]
-    probe: list[str] | None = None
-    install: HostInstall | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -343,13 +329,13 @@ class Standard:
         family_prefix = "agent." if self.family == "agent" else "cap."
         for name, option in (self.options or {}).items():
             for value, needed in (option.needs or {}).items():
-                if not isinstance(needed, dict) or "ports" not in needed:
+                if not option.allows(value):
+                    yield ("options", name, "needs", value), f"expected a value the option allows, found {value!r}"
+                if needed.ports is None:
                     continue
                 at = ("options", name, "needs", value, "ports")
-                if not option.allows(value):
-                    yield at[:-1], f"expected a value the option allows, found {value!r}"
-                ports = needed["ports"]
-                if not isinstance(ports, list) or not ports or not all(isinstance(p, str) for p in ports):
+                ports = needed.ports
+                if not ports:
                     yield at, f"expected a non-empty list of port names, found {ports!r}"
                     continue
                 for i, port in enumerate(ports):
@@ -443,9 +429,18 @@ class Standard:
             for i, ds in enumerate(option.datasets or []):
                 if ds not in dataset_names:
                     yield ("options", name, "datasets", i), f"expected a dataset of this benchmark, found {ds!r}"
-            for other in option.when or {}:
-                if other not in (self.options or {}):
+            for other, values in (option.when or {}).items():
+                named = (self.options or {}).get(other)
+                if named is None or other == name:
                     yield ("options", name, "when", other), f"expected another option's name, found {other!r}"
+                    continue
+                for i, value in enumerate(values):
+                    if not named.allows(value):
+                        yield ("options", name, "when", other, i), f"expected a value option {other!r} allows, found {value!r}"
+            for i, setup in enumerate(option.setups or []):
+                if setup not in ("yours", *(self.setups or {})):
+                    declared = ", ".join(["yours", *(self.setups or {})])
+                    yield ("options", name, "setups", i), f"expected one of {declared} (yours, or a setup this benchmark declares), found {setup!r}"
         if self.versions is not None and self.versions.default not in self.versions.blocks:
             names = ", ".join(sorted(self.versions.blocks)) or "none"
             yield ("versions", "default"), f"expected the name of a version ({names}), found {self.versions.default!r}"

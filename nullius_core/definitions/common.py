@@ -43,6 +43,41 @@ def bad_port(name: str) -> str | None:
 
 
 @attrs.frozen(kw_only=True)
+class HostInstall:
+    apt: list[str] | None = None
+    npm: list[str] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Host:
+    """What the machine must have, checked before any unit: programs on PATH (and how to get them), hardware (a CUDA GPU)."""
+
+    summary: str
+    check: list[str] = attrs.field(factory=list)
+    probe: list[str] | None = None
+    install: HostInstall | None = None
+    gpu: Literal["cuda"] | None = None  # a CUDA GPU, found by nvidia-smi: hardware, which nothing installs
+
+    def _invariants(self) -> Issues:
+        if not self.check and self.gpu is None:
+            yield ("check",), "expected the programs to look for (or a gpu), found none"
+
+
+@attrs.frozen(kw_only=True)
+class ValueNeeds:
+    """What one value of a benchmark's option needs (`needs.VALUE`).
+
+    ports: the ports a run with that value needs, instead of the benchmark's `needs`.
+    embeddings: a model the driver (and its MCP servers) calls through the run's own relay, as OPENAI_BASE_URL.
+    host: programs or hardware the machine must have, whatever the backend.
+    """
+
+    ports: list[str] | None = None
+    embeddings: str | None = None
+    host: Host | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Option:
     """A setting a run may choose: of an agent's behaviour, or a benchmark's own.
 
@@ -57,9 +92,9 @@ class Option:
     pattern: str | None = None
     about: dict[str, str] | None = None
     datasets: list[str] | None = None
-    needs: dict[str, Any] | None = None
-    when: dict[str, list[str]] | None = None
-    setups: list[str] | None = None
+    needs: dict[str, ValueNeeds] | None = None
+    when: dict[str, list[str]] | None = None  # it applies only while each named option holds one of these values
+    setups: list[str] | None = None  # the setups it applies to ("original", "model", "yours"); none: "yours" alone
 
     def allows(self, value: str) -> bool:
         if self.values is not None:

@@ -66,9 +66,8 @@ def needs_of(standard: Standard, options: Mapping[str, str] | None = None) -> li
     for name, option in (standard.options or {}).items():
         value = (options or {}).get(name, option.default)
         needed = (option.needs or {}).get(value) if value is not None else None
-        ports = needed.get("ports") if isinstance(needed, dict) else None
-        if isinstance(ports, list):
-            return list(ports)
+        if needed is not None and needed.ports is not None:
+            return list(needed.ports)
     return list(standard.needs)
 
 

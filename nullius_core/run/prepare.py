@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from nullius_core.relay import upstreams
 from nullius_core.relay.pins import Pin
 from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
+from nullius_core.run.bench_options import YOURS, applying, check_hosts, refuse_given
 from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder
 from nullius_core.run.progress import Progress
 from nullius_core.run.serving import run_pins
@@ -119,7 +118,6 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     if bench.driver is None:
         raise RunRefused(f"{bench.ref} has no driver")
     dataset_name, dataset, folder = choose_dataset(bench, spec.dataset)
-    options = resolve_options(standard.options or {}, spec.bench_options, dataset_name, bench.ref)
     backend = session.backends.get(spec.backend)
     if backend is None:
         known = ", ".join(session.backends.names()) or "none registered"
@@ -129,7 +127,8 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         raise RunRefused(f"a variant or a reasoning effort is an agent's, not {spec.participant}'s")
     if spec.participant == ORIGINAL:
         original = _original(session, spec, bench)
-    elif spec.control is None:
+    options = _bench_options(bench, spec.bench_options, dataset_name, original.setup.name if original is not None else YOURS)
+    if spec.participant != ORIGINAL and spec.control is None:
         from nullius_core.run.participant import prepare_agent
 
         agent = prepare_agent(session, spec, bench, backend, progress, RunRefused, scratch)
@@ -139,7 +138,7 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     if runner is None:
         known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
         raise RunRefused(f"{bench.ref}'s driver needs the runner {bench.driver.runner!r}, which no plugin registers (runners: {known})")
-    check_host(bench)
+    check_hosts(bench, options)
     paths = session.paths
     clone = upstream.existing_clone(paths, entry.key, bench.upstream)
     install_dir = None
@@ -273,29 +272,12 @@ def resolve_options(declared: dict[str, Option], given: dict[str, str], dataset:
     return out
 
 
-def check_host(bench: ResolvedBenchmark) -> None:
-    host = bench.driver.host if bench.driver else None
-    if host is None:
-        return
-    missing = [program for program in host.check if shutil.which(program) is None]
-    if not missing and host.probe:
-        # Present is not working: bwrap without user namespaces, say.
-        try:
-            done = subprocess.run(host.probe, capture_output=True, text=True, timeout=30)
-            failure = None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            failure = str(exc)
-        if failure:
-            raise RunRefused(f"{bench.ref} needs {' '.join(host.probe)} to work on this machine ({host.summary}); it failed: {failure}")
-    if not missing:
-        return
-    how = []
-    if host.install and host.install.apt:
-        how.append("apt-get install -y " + " ".join(host.install.apt))
-    if host.install and host.install.npm:
-        how.append("npm install -g " + " ".join(host.install.npm))
-    hint = f"; install with: {' && '.join(how)}" if how else ""
-    raise RunRefused(f"{bench.ref} needs {', '.join(missing)} on PATH ({host.summary}){hint}")
+def _bench_options(bench: ResolvedBenchmark, given: dict[str, str], dataset: str, setup: str) -> dict[str, str]:
+    """The benchmark's options that apply to this run (bench_options.py), defaults included; a given one that does not is refused."""
+    values = resolve_options(bench.standard.options or {}, given, dataset, bench.ref)
+    held, why = applying(bench.standard.options or {}, values, setup, bench.ref)
+    refuse_given(given, why)
+    return held
 
 
 def with_driver_licences(secrets_dir: Path, prepared: Prepared, run: str) -> tuple[Prepared, Handout]:
