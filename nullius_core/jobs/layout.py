@@ -5,6 +5,7 @@
     <job>/<trial>/agent/trajectory.json
     <job>/<trial>/verifier/reward.txt  score.json
     <job>/<trial>/.work/workspace/  home/   (the unit's own git repository and HOME)
+    <job>/.work/relay-benchmark/calls.jsonl  (the run's own relay, for a driver that embeds: the benchmark's cost)
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 import attrs
 
 from nullius_core.fsutil import append_line, write_json_atomic, write_text_atomic
+
+
+BENCH_RECORD = Path(".work") / "relay-benchmark"  # inside a job: its own relay's record (needs.embeddings)
 
 
 @attrs.frozen

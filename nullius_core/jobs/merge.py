@@ -23,7 +23,8 @@ from typing import Any
 import attrs
 
 from nullius_core.jobs.job_result import job_result
-from nullius_core.jobs.layout import JobDir
+from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, read_trial_own, written
@@ -183,8 +184,9 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     absent = absent_shards(stds)
     # the shards' trials, summed as a run's are: a merge of every planned trial of every shard is a finished run's
     whole = len(results) == planned and not absent
+    bench_calls = [c for job in jobs for c in read_json_lines(job.path / BENCH_RECORD / "calls.jsonl")]
     result = job_result(std, results, planned, final=True, state="finished" if whole else "incomplete",
-                        started_at=min(s.created_at for s in stds))
+                        started_at=min(s.created_at for s in stds), bench_calls=bench_calls or None)
     if absent:
         result["standard"]["absent_shards"] = absent
     target.write_result(result)

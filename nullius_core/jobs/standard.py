@@ -145,6 +145,15 @@ class PinRecord:
 
 
 @attrs.frozen(kw_only=True)
+class BenchRelayRecord:
+    """The run's own relay for a driver that embeds (an option value's needs.embeddings): where it forwards, as what, its record."""
+
+    provider: str
+    model: str
+    record: str  # inside the job: .work/relay-benchmark
+
+
+@attrs.frozen(kw_only=True)
 class JobStandard:
     """config.json's `standard`: the run as it was asked and prepared."""
 
@@ -189,6 +198,7 @@ class JobStandard:
     reasoning_effort: str = ""  # only an explicit one (--effort, the variant's); "" when none was set, never a family default
     out_of_scope: list[str] | None = None  # a scoped variant's units left out of the run: skipped, not errors
     served_by: dict[str, PinRecord] | None = None  # model sent -> its serving pin, on every route of the run
+    benchmark_relay: BenchRelayRecord | None = None  # the run's own relay, for a driver that embeds
 
     @property
     def backend_name(self) -> str:
@@ -305,6 +315,6 @@ def written(record: JobStandard) -> dict[str, Any]:
     """A JobStandard as config.json holds it: every field, null or not."""
     out = unstructure(record)
     for field in attrs.fields(JobStandard):
-        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope", "served_by"):
+        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope", "served_by", "benchmark_relay"):
             out.setdefault(field.name, None if field.name != "reasoning_effort" else "")
     return out

@@ -41,7 +41,7 @@ from nullius_core.relay.window import refused_for_window
 from nullius_core.relay.records import Recorder, Writer
 
 MAX_BODY = 32 * 1024 * 1024
-Kind = Literal["agent", "judge", "simulator"]
+Kind = Literal["agent", "judge", "simulator", "benchmark"]  # benchmark: the run's own relay for a driver that embeds
 
 
 @attrs.frozen(kw_only=True)

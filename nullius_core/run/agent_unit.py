@@ -121,6 +121,8 @@ def mcp_servers(prepared: Prepared, setup: dict[str, Any]) -> list[McpServerEntr
             raise ValueError(f"MCP entry {entry['name']!r} has no command")
         command = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
         env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+        if entry.get("server") is not None and prepared.bench_route is not None:  # the benchmark's own server embeds as its driver does
+            env.update(OPENAI_BASE_URL=prepared.bench_route["base_url"], OPENAI_API_KEY=prepared.bench_route["key"])
         out.append(McpServerEntry(name=entry["name"], command=command, args=argv[1:], env=env, on_machine=entry.get("server") is not None))
     return out
 

@@ -17,6 +17,14 @@ from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.prices import PriceBook, PriceError
 
 
+def bench_meter(paths: Paths, provider: str, refused: type[Exception]) -> CostMeter:
+    """The meter of the run's own relay for a driver that embeds: priced apart, the benchmark's cost, never under --max-cost."""
+    try:
+        return CostMeter(PriceBook.load(paths.prices), provider)
+    except PriceError as exc:
+        raise refused(f"the price catalogue cannot be read:\n{exc}") from None
+
+
 def open_meter(paths: Paths, prepared: Any, model: str | None, max_cost: float | None,
                on_limit: Callable[[str], None], refused: type[Exception]) -> CostMeter | None:
     """The meter for the run's relay (None when the run has no relay); `refused` when --max-cost cannot hold."""

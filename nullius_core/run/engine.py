@@ -8,6 +8,7 @@ says it was cancelled; `--resume` finishes it.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 import tempfile
 import time
@@ -21,8 +22,9 @@ from nullius_core import aio
 from nullius_core.contracts.backend import Backend, RunContext, missing_methods
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
+from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.job_result import job_result
-from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
@@ -48,6 +50,7 @@ from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial, tri
 from nullius_core.session import Session
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
+BENCH_ROUTE = "benchmark"
 
 
 @attrs.frozen
@@ -70,6 +73,7 @@ class Engine:
         self._watch: ProviderWatch | None = None
         self._meter: CostMeter | None = None
         self._units_task: asyncio.Task[Any] | None = None
+        self._bench_relay: Relay | None = None  # the run's own relay for a driver that embeds (needs.embeddings)
 
     # --- the whole run -----------------------------------------------------
 
@@ -93,6 +97,8 @@ class Engine:
                     return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
                 self.progress.stage("refused", reason=str(exc).splitlines()[0])
+                if resume is None and job.path.exists() and not job.config_file.exists():  # only what this run made: no job
+                    shutil.rmtree(job.path, ignore_errors=True)
                 raise
 
     def _free_name(self, started: datetime) -> str:
@@ -139,6 +145,8 @@ class Engine:
             remove_run(job.name)
             if relay is not None:
                 await asyncio.shield(relay.stop())
+            if self._bench_relay is not None:
+                await asyncio.shield(self._bench_relay.stop())
             if served is not None:
                 await asyncio.shield(served.stop())
         return self._finish(job, started, state)
@@ -166,6 +174,8 @@ class Engine:
             self._watch = ProviderWatch(upstream.provider.name, upstream.base_url, self.progress.stage, relay.cleaner.text,
                                         gated=prepared.bench.standard.gated)
             relay.watchers.append(self._watch.call)
+        if prepared.bench_upstream is not None:  # before the driver's first op: it may embed from its `units` on
+            prepared = await self._start_bench_relay(job, prepared)
         context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
         try:
             await backend.start(context)
@@ -240,6 +250,22 @@ class Engine:
         await relay.start()
         self.progress.stage("relay", provider=upstream.provider.name, url=relay.base_url)
         return prepared, relay
+
+    async def _start_bench_relay(self, job: JobDir, prepared: Prepared) -> Prepared:
+        """The run's own relay for a driver that embeds: one route, its model pinned, recorded in .work/relay-benchmark as the
+        benchmark's cost; the driver (and its MCP servers) get it as OPENAI_BASE_URL, its token as OPENAI_API_KEY."""
+        upstream = prepared.bench_upstream
+        assert upstream is not None
+        meter = budget.bench_meter(self.session.paths, upstream.provider.name, RunRefused)
+        relay = self._bench_relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=meter)
+        await relay.start()
+        seconds = prepared.bench.limits.call_seconds
+        route = relay.add_route(BENCH_ROUTE, job.path / BENCH_RECORD, kind="benchmark", model=prepared.embeddings,
+                                call_seconds=float(seconds) if seconds else None)
+        self.progress.stage("relay", role="benchmark", provider=upstream.provider.name, model=prepared.embeddings, url=relay.base_url)
+        env = {**prepared.launch.env, "OPENAI_BASE_URL": relay.url(BENCH_ROUTE), "OPENAI_API_KEY": route.token}
+        return attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env=env),
+                            bench_route={"base_url": relay.url(BENCH_ROUTE), "key": route.token})
 
     # --- planning ------------------------------------------------------------
 
@@ -409,7 +435,8 @@ class Engine:
                       reason: str | None = None) -> dict[str, Any]:
         meter = self._meter
         budget = {"max_cost_usd": meter.limit, "stopped": meter.stopped} if meter is not None else None
-        result = job_result(std, list(self.results.values()), total, running=running, final=final, state=state, reason=reason, budget=budget)
+        result = job_result(std, list(self.results.values()), total, running=running, final=final, state=state, reason=reason, budget=budget,
+                            bench_calls=read_json_lines(job.path / BENCH_RECORD / "calls.jsonl") if self._bench_relay else None)
         job.write_result(result)
         self._last_result = time.monotonic()
         return result

@@ -12,7 +12,8 @@ from nullius_core import __version__
 from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
-from nullius_core.jobs.standard import AgentRecord, DriverRecord, JobStandard, PinRecord, SetupRecord, Shard, VariantRecord, VoiceRecord, written
+from nullius_core.jobs.layout import BENCH_RECORD
+from nullius_core.jobs.standard import AgentRecord, BenchRelayRecord, DriverRecord, JobStandard, PinRecord, SetupRecord, Shard, VariantRecord, VoiceRecord, written
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
@@ -72,6 +73,8 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             reasoning_effort=spec.effort or "",
             out_of_scope=out_of_scope or None,
             served_by={model: PinRecord(order=list(pin.order), source=pin.source) for model, pin in prepared.pins.items()} or None,
+            benchmark_relay=BenchRelayRecord(provider=prepared.bench_upstream.provider.name, model=prepared.embeddings,
+                                             record=str(BENCH_RECORD)) if prepared.bench_upstream and prepared.embeddings else None,
         )),
     }
 

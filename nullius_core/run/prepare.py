@@ -30,7 +30,7 @@ from nullius_core.relay import upstreams
 from nullius_core.relay.pins import Pin
 from nullius_core.relay.server import Upstream
 from nullius_core.run import data, install, upstream
-from nullius_core.run.bench_options import YOURS, applying, check_hosts, refuse_given
+from nullius_core.run.bench_options import YOURS, applying, check_hosts, embeddings_model, refuse_given
 from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder
 from nullius_core.run.progress import Progress
 from nullius_core.run.serving import run_pins
@@ -61,6 +61,9 @@ class Prepared:
     original: PreparedOriginal | None = None  # No agent · Original: the upstream's own answerer (setups.py)
     folder: FolderDataset | None = None  # a user's folder as the dataset (--dataset PATH): the files it holds, pinned
     pins: dict[str, Pin] = attrs.field(factory=dict)  # model sent -> the providers that may answer it, on every route (serving.py)
+    embeddings: str | None = None  # a chosen option value's needs.embeddings: the model of the run's own relay (bench_options.py)
+    bench_upstream: Upstream | None = None  # where that relay forwards: the OpenAI provider
+    bench_route: dict[str, str] | None = None  # once it runs: its {base_url, key}, the driver's and its MCP servers' OPENAI_BASE_URL
 
     @property
     def units_pin(self) -> int | None:
@@ -139,6 +142,8 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
         raise RunRefused(f"{bench.ref}'s driver needs the runner {bench.driver.runner!r}, which no plugin registers (runners: {known})")
     check_hosts(bench, options)
+    embeddings = embeddings_model(bench, options)
+    bench_upstream = _bench_upstream(session, bench, embeddings) if embeddings else None
     paths = session.paths
     clone = upstream.existing_clone(paths, entry.key, bench.upstream)
     install_dir = None
@@ -186,6 +191,8 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
         voices=voices if agent is None or getattr(agent, "upstream", None) is not None else {},
         voice_upstream=voice_upstream,
         original=original,
+        embeddings=embeddings,
+        bench_upstream=bench_upstream,
     )
     return attrs.evolve(prepared, pins=run_pins(spec, prepared))
 
@@ -233,6 +240,14 @@ def _voice_upstream(session: Session, spec: RunSpec, bench: ResolvedBenchmark, v
     if upstream.provider.serve is not None:
         raise RunRefused(f"{bench.ref}'s judge is asked of a remote provider: {upstream.provider.name!r} serves its own model")
     return upstream
+
+
+def _bench_upstream(session: Session, bench: ResolvedBenchmark, model: str) -> Upstream:
+    """An option whose driver embeds calls the OpenAI provider through the run's own relay, which holds its key."""
+    try:
+        return upstreams.resolve(session, "openai", None)
+    except upstreams.RelayRefused as exc:
+        raise RunRefused(f"{bench.ref}'s driver embeds with {model} through the run's own relay, which wants the OpenAI provider: {exc}") from None
 
 
 def refuse_folder(entry: Entry, what: str, refused: type[Exception] = RunRefused) -> None:

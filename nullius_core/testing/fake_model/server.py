@@ -5,6 +5,7 @@ Routes (query strings are accepted and ignored):
   POST /v1/responses               OpenAI Responses
   POST /v1/messages                Anthropic Messages
   POST /v1/messages/count_tokens   Anthropic token count -> {"input_tokens": n}
+  POST /v1/embeddings              OpenAI Embeddings: a vector of 8 per input, from its sha256 (no script)
   POST /v1beta/models/{model}:generateContent, :streamGenerateContent (alt=sse), :countTokens
                                    the Gemini API, the model in the path (countTokens -> {"totalTokens": n})
 Anything else (GET /v1/models included) is a 404 in the provider's error shape.
@@ -13,6 +14,7 @@ Anything else (GET /v1/models included) is a 404 in the provider's error shape.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import socket
@@ -37,6 +39,7 @@ ROUTES = {
     "/v1/responses": "responses",
     "/v1/messages": "messages",
     "/v1/messages/count_tokens": "count_tokens",
+    "/v1/embeddings": "embeddings",
 }
 GEMINI_ROUTE = re.compile(r"/v1beta/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent|countTokens)\Z")
 GEMINI_METHODS = {"generateContent": "gemini", "streamGenerateContent": "gemini", "countTokens": "gemini_count_tokens"}
@@ -85,6 +88,19 @@ async def _reset(request: web.BaseRequest) -> None:
         except OSError:
             pass
     transport.abort()
+
+
+def embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's embeddings reply: each input's vector made from its sha256, the same input the same vector."""
+    given = body.get("input")
+    inputs = given if isinstance(given, list) else [given]
+    data = []
+    for i, text in enumerate(inputs):
+        digest = hashlib.sha256(json.dumps(text).encode()).digest()
+        data.append({"object": "embedding", "index": i, "embedding": [round(b / 255 - 0.5, 6) for b in digest[:8]]})
+    tokens = sum(max(1, len(json.dumps(text)) // 4) for text in inputs)
+    return {"object": "list", "data": data, "model": body.get("model") or "fake-embedding",
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 class FakeModelServer:
@@ -224,6 +240,9 @@ class FakeModelServer:
         except ValueError as exc:
             self._record(request, raw.decode("utf-8", "replace"), api, None, 400, None)
             return _json_response(400, _error_body(api, request.path, 400, f"We could not parse the JSON body of your request: {exc}"), {})
+        if api == "embeddings":
+            self._record(request, body, api, None, 200, None)
+            return _json_response(200, embeddings(body), {"x-request-id": f"req_fake{n}"})
         runner = self._runner
         call = runner.next_call(api)
         fake = read_request(api, request.method, request.path, request.query, request.headers, body, call)
