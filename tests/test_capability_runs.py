@@ -59,6 +59,13 @@ def test_a_capability_runs_a_benchmark_its_recall_read_with_the_model(env, tmp_p
     record = found["u0000"]
     assert record["agent_info"]["name"] == "bm25" and record["agent_result"]["n_input_tokens"] > 0  # the driver's reading went through the relay
     assert KEY not in (trial / "agent" / "capability.jsonl").read_text()
+    # the relay's record of the trial sits in agent/, as an agent's trial keeps it: the produce call, and its gateway line
+    calls = [json.loads(line) for line in (trial / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert len(calls) == 1 and calls[0]["status"] == 200 and calls[0]["model_sent"] == "fake-reader"
+    assert (trial / "agent" / "calls.jsonl").read_bytes() == (trial / ".work" / "relay" / "calls.jsonl").read_bytes()
+    gateway = (trial / "agent" / "gateway.log").read_text().splitlines()
+    assert len(gateway) == 1 and " u0000 openai-chat 200 fake-reader " in gateway[0]
+    assert KEY not in (trial / "agent" / "calls.jsonl").read_text() + (trial / "agent" / "gateway.log").read_text()
 
 
 def test_fit_for_a_benchmark_that_needs_a_skill_lists_exactly_the_agents_that_showed_it(nullius_env, tmp_path):

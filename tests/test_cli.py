@@ -181,3 +181,101 @@ def test_list_prints_a_definitions_words_as_written(nullius_env):
     result = run_cli(["list"], {**nullius_env, "COLUMNS": "400"})
     assert result.code == 0, result.output
     assert "tools[ask_user_question]" in result.stdout and "tools[enter_plan_mode]" in result.stdout
+
+
+def _proving_catalogue(root: Path) -> Path:
+    """A user catalogue whose proofs hold every field the standard has a proof record, and older ones that hold fewer."""
+    catalogue = root / "catalogue"
+    bench = catalogue / "benchmarks" / "scored"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "catalogue" / "benchmarks" / "scored", bench)
+    standard = json.loads((bench / "standard.json").read_text())
+    standard["proven"] = {"test": {
+        "units": {"units": 3, "passed": "3 ids, the same twice, unique", "date": "2026-11-30"},
+        "nop": {"passed": "mean 0.0000 over 3", "value": 0.0, "expect": {"at_most": 0.0}, "units": 3, "job": "J-nop", "source": "nullius",
+                "date": "2026-11-30"},
+        "failed": {"oracle": {"passed": "mean 0.2000 over 3", "value": 0.2, "expect": {"at_least": 0.4}, "units": 3, "job": "J-oracle",
+                              "source": "adapter", "errors": 1, "date": "2026-12-01"}},
+    }}
+    (bench / "standard.json").write_text(json.dumps(standard))
+    agent = catalogue / "agents" / "adapter"
+    agent.mkdir(parents=True)
+    tools = {"passed": "2/2", "kit_version": 2, "score": 0.8, "model": "gpt-5-mini", "version": "2.2.2", "backend": "docker", "repeat": 3,
+             "checks": {"arguments": "2/3", "one-tool": "3/3"}, "date": "2026-12-01", "job": "J-tools",
+             "skills": {"chain": {"passed": "2/3", "ok": True}, "decoys": {"passed": "1/3", "ok": False}, "retry": {"passed": "0/3", "ok": False}}}
+    (agent / "agent.json").write_text(json.dumps({
+        "schema": "nullius.agent/v1",
+        "start": ["adapter-acp"],
+        "model": {"api": "openai-responses"},
+        "versions": {
+            "default": "2.2.2",
+            "2.2.2": {"upstream": {"npm": "adapter-acp", "version": "2.2.2", "core": "@openai/codex@0.160.1"},
+                      "proven": {"agent.tools/v1": tools,
+                                 "agent.task/v1": {"passed": "3/3"},  # an older proof: no kit version, no date, no job
+                                 "agent.workspace/v1": {"passed": "1/2", "model": "gpt-5-mini", "date": "2026-12-01"},
+                                 "agent.conversation/v1": {"passed": "1/1", "version": "2.1.0", "date": "2026-11-01"}}},
+            "2.1.0": {"upstream": {"npm": "adapter-acp", "version": "2.1.0"}},
+        },
+    }))
+    return catalogue
+
+
+def test_list_shows_every_field_of_each_proof_and_nothing_a_proof_does_not_record(nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(_proving_catalogue(tmp_path))}
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    row = next(a for a in listed["agents"] if a["ref"] == "adapter@2.2.2")
+    assert row["core"] == "@openai/codex@0.160.1"
+    assert next(a for a in listed["agents"] if a["ref"] == "adapter@2.1.0")["core"] is None
+    assert row["offers"]["agent.tools/v1"] == {
+        "passed": "2/2", "ok": None, "kit_version": 2, "skills": ["chain"],
+        "skill_checks": {"chain": {"passed": "2/3", "ok": True}, "decoys": {"passed": "1/3", "ok": False}, "retry": {"passed": "0/3", "ok": False}},
+        "score": 0.8, "model": "gpt-5-mini", "version": "2.2.2", "backend": "docker", "repeat": 3,
+        "checks": {"arguments": "2/3", "one-tool": "3/3"}, "date": "2026-12-01", "job": "J-tools"}
+    older = row["offers"]["agent.task/v1"]
+    assert older["kit_version"] == 1 and older["skill_checks"] is None  # read as kit v1; nothing recorded of skills
+    assert all(older[k] is None for k in ("score", "model", "version", "backend", "repeat", "checks", "date", "job"))
+    assert set(row["offers"]) == {"agent.tools/v1", "agent.task/v1"}
+    assert row["not_offered"]["agent.workspace/v1"]["why"] == "its proof failed: 1/2"
+    assert row["not_offered"]["agent.conversation/v1"]["why"] == "proven on upstream version 2.1.0, this is 2.2.2"
+    bench = next(b for b in listed["benchmarks"] if b["ref"] == "scored")
+    assert bench["proven"] == {"test": ["nop", "units"]}  # the names, as before; the records whole beside them
+    assert bench["records"]["test"]["nop"]["job"] == "J-nop" and bench["records"]["test"]["failed"]["oracle"]["value"] == 0.2
+
+    shown = run_cli(["list"], {**env, "COLUMNS": "400"})
+    assert shown.code == 0, shown.output
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    assert ("adapter@2.2.2 agent.tools/v1: passed 2/2, kit v2, skills chain 2/3, decoys 1/3 (not shown), retry 0/3 (not shown), "
+            "repeat 3 (arguments 2/3, one-tool 3/3), score 0.8, model gpt-5-mini, on upstream 2.2.2, backend docker, date 2026-12-01, job J-tools") in lines
+    assert "adapter@2.2.2 agent.task/v1: passed 3/3, kit v1" in lines  # nothing said that the proof does not record
+    assert ("adapter@2.2.2 agent.workspace/v1: passed 1/2, kit v1, model gpt-5-mini, date 2026-12-01 (not offered: its proof failed: 1/2)") in lines
+    assert ("adapter@2.2.2 agent.conversation/v1: passed 1/1, kit v1, on upstream 2.1.0, date 2026-11-01 "
+            "(not offered: proven on upstream version 2.1.0, this is 2.2.2)") in lines
+    assert "scored test units: passed 3 ids, the same twice, unique, units 3, date 2026-11-30" in lines
+    assert "scored test nop: passed mean 0.0000 over 3, value 0 (at most 0), units 3, source nullius, job J-nop, date 2026-11-30" in lines
+    assert ("scored test oracle: failed, taken back: passed mean 0.2000 over 3, value 0.2 (at least 0.4), units 3, errors 1, "
+            "source adapter, job J-oracle, date 2026-12-01") in lines
+    assert "core @openai/codex@0.160.1" in shown.stdout  # under the version's package, in the agents' table
+
+
+@pytest.mark.parametrize("core", ["@openai/codex", "@openai/codex@^0.160", "codex>=0.1", "", 3])
+def test_check_refuses_a_core_that_is_not_a_pinned_package(nullius_env, tmp_path, core):
+    catalogue = _proving_catalogue(tmp_path)
+    file = catalogue / "agents" / "adapter" / "agent.json"
+    raw = json.loads(file.read_text())
+    raw["versions"]["2.1.0"]["upstream"]["core"] = core
+    file.write_text(json.dumps(raw))
+    checked = run_cli(["check", str(file)], nullius_env)
+    assert checked.code == 2 and "Traceback" not in checked.output
+    found = "the integer 3" if core == 3 else repr(core)
+    expected = "a string" if core == 3 else "the core it runs as a pinned package (name@version or name==version)"
+    assert checked.stderr.splitlines() == [f"{file}: $.versions[\"2.1.0\"].upstream.core: expected {expected}, found {found}"]
+    raw["versions"]["2.1.0"]["upstream"]["core"] = "codex-core==0.160.1"  # a PyPI pin is a pin too
+    file.write_text(json.dumps(raw))
+    assert run_cli(["check", str(file)], nullius_env).code == 0
+
+
+def test_a_new_version_does_not_carry_over_the_core(nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(_proving_catalogue(tmp_path))}
+    assert run_cli(["new", "version", "adapter", "2.3.0"], env).code == 0
+    listed = {a["ref"]: a for a in json.loads(run_cli(["list", "--json"], env).stdout)["agents"]}
+    assert listed["adapter@2.2.2"]["core"] == "@openai/codex@0.160.1"
+    assert listed["adapter@2.3.0"]["core"] is None and listed["adapter@2.3.0"]["version"] == "2.3.0"

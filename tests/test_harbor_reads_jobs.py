@@ -90,3 +90,28 @@ def test_harbor_reads_a_job_of_harbor_tasks_steps_artifacts_and_services_include
     assert trial["task_name"] == "nullius-examples/compose-inventory-report" and trial["verifier_result"]["rewards"]["report_posted"] == 1.0
     manifest = json.loads((tmp_path / "jobs" / "h" / "compose-inventory-report" / "artifacts" / "manifest.json").read_text())
     assert {(e["source"], e["service"], e["status"]) for e in manifest} >= {("/srv/api/requests.log", "inventory-api", "ok")}
+
+
+def test_an_agents_job_records_the_core_it_ran_and_harbor_reads_it(harbor_python, nullius_env, tmp_path, fake_model):
+    """`upstream.core` (the core an adapter runs) is in config.json with the agent, and in each trial's agent_info, which Harbor reads."""
+    catalogue = tmp_path / "catalogue"
+    shutil.copytree(CATALOGUE, catalogue)
+    definition = catalogue / "agents" / "scripted" / "agent.json"
+    raw = json.loads(definition.read_text())
+    raw["upstream"]["core"] = "scripted-core==2.0.1"
+    definition.write_text(json.dumps(raw))
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs"),
+           "OPENAI_COMPATIBLE_API_KEY": "sk-upstream-held-by-the-relay-0123456789"}
+    fake_model.use({"rules": [{"when": {"contains": "Say alpha"}, "reply": {"text": "alpha"}}]})
+    result = run_cli(["run", "faulty", "scripted", "--model", "fake-1", "--provider", "openai-compatible", "--base-url", fake_model.openai_base_url,
+                      "--unsandboxed", "--limit", "1", "--job-name", "cored"], env)
+    assert result.code == 0, result.output
+    job = tmp_path / "jobs" / "cored"
+    agent = json.loads((job / "config.json").read_text())["standard"]["agent"]
+    assert agent["upstream"] == {"pypi": "nullius-test-fixture", "version": "1.0", "core": "scripted-core==2.0.1"}
+    trial = json.loads((job / "u0000" / "result.json").read_text())
+    assert trial["agent_info"] == {"name": "scripted", "version": "1.0", "core": "scripted-core==2.0.1",
+                                   "model_info": {"name": "fake-1", "provider": "openai-compatible"}}
+    assert trial["config"]["standard"]["agent"]["upstream"]["core"] == "scripted-core==2.0.1"
+    report = harbor_check(harbor_python, job)  # Harbor's AgentInfo ignores the key it does not know; the trial still reads
+    assert report["checked"]["trials"] == 1 and report["checked"]["trajectories"] == 1

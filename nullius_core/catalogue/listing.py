@@ -6,8 +6,8 @@ from typing import Any
 
 from nullius_core.catalogue.catalogue import Catalogue, Entry, split_ref
 from nullius_core.catalogue.proofs import SECTIONS, not_looked_for
-from nullius_core.definitions import Agent, Capability, DefinitionError, Resolved, ResolvedBenchmark, Standard
-from nullius_core.ports.fit import FitResult, fit, offered, shown_skills
+from nullius_core.definitions import Agent, Capability, DefinitionError, Proof, Resolved, ResolvedBenchmark, Standard
+from nullius_core.ports.fit import FitResult, fit, not_holding, offered, shown_skills
 from nullius_core.ports.model import Port
 
 CONTROLS = ("nop", "oracle")
@@ -70,18 +70,42 @@ def fits_for(bench: ResolvedBenchmark, catalogue: Catalogue, ports: dict[str, Po
 
 
 def offers_of(participant: Resolved, ports: dict[str, Port]) -> dict[str, Any]:
+    """The ports this version offers, each with everything its proof records."""
+    return {name: proof_fields(proof, ports.get(name)) for name, proof in offered(participant).items()}
+
+
+def not_offered(participant: Resolved, ports: dict[str, Port]) -> dict[str, Any]:
+    """The proofs recorded that offer nothing for this version (failed, or made on another), each with why."""
     out = {}
-    for name, proof in offered(participant).items():
-        port = ports.get(name)
-        out[name] = {
-            "passed": proof.passed,
-            "kit_version": proof.kit_version or 1,
-            "skills": sorted(shown_skills(proof, port)),
-            "model": proof.model,
-            "date": proof.date,
-            "job": proof.job,
-        }
+    for name, proof in participant.proven.items():
+        why = not_holding(participant, proof)
+        if why is not None:
+            out[name] = {**proof_fields(proof, ports.get(name)), "why": why}
     return out
+
+
+def proof_fields(proof: Proof, port: Port | None) -> dict[str, Any]:
+    """A port's proof as `list` shows it: every field it records, None where the record has none.
+
+    `kit_version` and `skills` follow the "Kit versions" rules (none means
+    kit v1; a proof from before skills shows every skill of the kit);
+    `skill_checks` is what was recorded of each skill, None before skills were.
+    """
+    return {
+        "passed": proof.passed,
+        "ok": proof.ok,
+        "kit_version": proof.kit_version or 1,
+        "skills": sorted(shown_skills(proof, port)),
+        "skill_checks": {name: {"passed": s.passed, "ok": s.ok} for name, s in proof.skills.items()} if proof.skills is not None else None,
+        "score": proof.score,
+        "model": proof.model,
+        "version": proof.version,
+        "backend": proof.backend,
+        "repeat": proof.repeat,
+        "checks": dict(proof.checks) if proof.checks is not None else None,
+        "date": proof.date,
+        "job": proof.job,
+    }
 
 
 def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
@@ -101,6 +125,7 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
                 "proven": {ds: sorted(c for c, r in checks.items() if c not in SECTIONS and not not_looked_for(c, r))
                            for ds, checks in bench.proven.items() if isinstance(checks, dict)},
                 "failed": {ds: sorted(checks["failed"]) for ds, checks in bench.proven.items() if isinstance(checks, dict) and checks.get("failed")},
+                "records": bench.proven,  # every record whole: what each check covered, its job and its date
                 "not_checked": _not_checked(bench.proven),
                 "source": entry.source(),
                 "shadows": _shadows(catalogue, entry),
@@ -116,7 +141,9 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
             "family": p.family,
             "upstream": p.upstream.package,
             "version": p.upstream.version,
+            "core": p.upstream.core,
             "offers": offers_of(p, ports),
+            "not_offered": not_offered(p, ports),
             **({"fidelity": {"verdict": p.fidelity_proof.verdict, "fields": p.fidelity_proof.fields, "model": p.fidelity_proof.model}}
                if p.fidelity_proof is not None else {}),
             **_sources(catalogue, p),

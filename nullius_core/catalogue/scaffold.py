@@ -203,6 +203,7 @@ def _repin(block: dict[str, Any], kind: str, version: str) -> None:
         return
     old = upstream.get("version")
     upstream["version"] = version
+    upstream.pop("core", None)  # another release may run another core: not carried over, never guessed
     package = upstream.get("npm") or upstream.get("pypi")
     install = block.get("install") or {}
     if package and old:

@@ -12,8 +12,10 @@ from rich.text import Text
 from nullius_core.catalogue.catalogue import scan
 from nullius_core.catalogue.checks import check_file
 from nullius_core.catalogue.listing import CONTROLS, fits_for, listing, participant_sources, resolve_benchmark, sources_of
+from nullius_core.catalogue.proofs import SECTIONS, not_looked_for
 from nullius_core.catalogue.scaffold import ScaffoldError, new_entry, new_version
 from nullius_core.cli.base import USAGE_ERROR, Refused, console, json_option, print_json, refusals, session_for
+from nullius_core.cli.proof_lines import check_line, port_line
 from nullius_core.definitions import FILE_KINDS, DefinitionError
 from nullius_core.definitions.compat import canonical_family
 
@@ -52,6 +54,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
             proven += f"; {ds}: not checked: {', '.join(checks)}"
         table.add_row(*_plain(row["ref"], needs, datasets, proven, _source_cell(row)))
     out.print(table)
+    _lines("Benchmarks' checks", [f"{row['ref']} {line}" for row in data["benchmarks"] for line in _check_lines(row["records"])])
     for title, rows in (("Agents", data["agents"]), ("Capabilities", data["capabilities"])):
         table = Table(title=title, title_justify="left")
         for col in ("name", "upstream", "offers (proven)", "source (proofs from)"):
@@ -65,8 +68,12 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
                 said = row["fidelity"]
                 offers += f"\nfidelity: {said['verdict']}" + (f" ({', '.join(said['fields'])})" if said["fields"] else "")
             upstream = f"{row['upstream']} {row['version']}" if row["upstream"] else "-"
+            if row.get("core"):
+                upstream += f"\ncore {row['core']}"
             table.add_row(*_plain(row["ref"], upstream, offers, _source_cell(row)))
         out.print(table)
+        _lines(f"{title}' proofs", [f"{row['ref']} {port_line(port, proof)}" for row in rows
+                                     for port, proof in {**row["offers"], **row["not_offered"]}.items()])
     table = Table(title="Pairs that fit", title_justify="left")
     table.add_column("benchmark")
     table.add_column("can run it")
@@ -80,6 +87,27 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
         click.echo(f"invalid {broken['kind']} {broken['key']!r} ({broken['source']}):", err=True)
         for line in broken["problems"]:
             click.echo(f"  {line}", err=True)
+
+
+def _lines(title: str, lines: list[str]) -> None:
+    """A table's records, one line each, under it: a line is as long as its record (a cell would wrap it)."""
+    click.echo(f"{title}, one line each:" if lines else f"{title}: none")
+    for line in lines:
+        click.echo(f"  {line}")
+
+
+def _check_lines(records: dict) -> list[str]:  # type: ignore[type-arg]
+    """A benchmark's checks per dataset: those that stand, then those taken back and those not checked."""
+    out = []
+    for dataset, checks in records.items():
+        if not isinstance(checks, dict):
+            continue
+        out += [check_line(dataset, name, record) for name, record in checks.items() if name not in SECTIONS and not not_looked_for(name, record)]
+        out += [check_line(dataset, name, record, "not checked") for name, record in checks.items() if name not in SECTIONS and not_looked_for(name, record)]
+        for section, state in (("failed", "failed, taken back"), ("not_checked", "not checked")):
+            held = checks.get(section)
+            out += [check_line(dataset, name, record, state) for name, record in held.items()] if isinstance(held, dict) else []
+    return out
 
 
 def _source_cell(row: dict) -> str:  # type: ignore[type-arg]

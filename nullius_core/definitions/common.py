@@ -202,6 +202,8 @@ class Upstream:
 
     A benchmark pins a repository at a full commit (`tested`, the commit of
     `tag` when there is a release); an agent or capability pins a package.
+    `core` is the core an adapter runs (`@openai/codex@0.137.0` for codex-acp),
+    pinned too: a name and no version would say nothing of what ran.
     """
 
     repository: str | None = None
@@ -221,6 +223,8 @@ class Upstream:
             yield ("pypi",), "expected one package source (npm or pypi), found both"
         if (self.npm or self.pypi) and not self.version:
             yield ("version",), "required key missing: expected the package's pinned version"
+        if self.core is not None and not (PINNED_NPM.match(self.core) or PINNED_PIP.match(self.core)):
+            yield ("core",), f"expected the core it runs as a pinned package (name@version or name==version), found {self.core!r}"
 
     @property
     def package(self) -> str | None:

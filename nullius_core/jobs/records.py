@@ -53,6 +53,7 @@ class ModelInfo:
 class AgentInfo:
     name: str
     version: str
+    core: str | None = None  # the core an adapter runs (upstream.core); Harbor's AgentInfo ignores a key it does not know
     model_info: ModelInfo | None = None
 
 

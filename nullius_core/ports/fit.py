@@ -33,11 +33,17 @@ def proof_problem(participant: Resolved, port: str, proof: Proof | None) -> str 
     """Why `proof` does not offer `port` for this version, or None when it does."""
     if proof is None:
         return f"missing port {port}"
+    why = not_holding(participant, proof)
+    return f"missing port {port} ({why})" if why else None
+
+
+def not_holding(participant: Resolved, proof: Proof) -> str | None:
+    """Why a recorded proof offers nothing for this version (it failed, or was made on another), or None when it offers its port."""
     if not proof.held:
-        return f"missing port {port} (its proof failed: {proof.passed})"
+        return f"its proof failed: {proof.passed}"
     wanted = participant.upstream.version
     if proof.version is not None and wanted is not None and proof.version != wanted:
-        return f"missing port {port} (proven on upstream version {proof.version}, this is {wanted})"
+        return f"proven on upstream version {proof.version}, this is {wanted}"
     return None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from nullius_core.relay.cleaning import SLICE, Cleaner, breathe, decode
 log = get_logger("nullius.relay")
 
 INLINE = 64 * 1024  # a call whose bodies hold more than this is cleaned off the event loop
+KEPT = ("calls.jsonl", "gateway.log")  # what a trial keeps of a route's record beside its other records; the bodies stay in .work
 
 Reply = bytes | list[bytes] | None  # a whole body (JSON kept as JSON), a stream's or a cut body's bytes (kept as text), nothing
 
@@ -248,3 +250,12 @@ class Recorder:
     def note_stop(self, note: str) -> None:
         with open(self.stop, "a", encoding="utf-8") as handle:
             handle.write(f"relay: {note}\n")
+
+
+def keep_record(folder: Path, into: Path) -> None:
+    """A route's calls and gateway log copied into the trial's records (`agent/`, `judge/`), once its route is done."""
+    for name in KEPT:
+        source = folder / name
+        if source.exists():
+            into.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, into / name)

@@ -24,6 +24,7 @@ from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
+from nullius_core.relay.records import keep_record
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
 from nullius_core.run.steps import StepRun, StepTurns
@@ -178,10 +179,7 @@ async def converse(
             killed = await process.end()
     finally:
         await room.close()
-    for name in ("calls.jsonl", "gateway.log"):
-        source = trial.work / "relay" / name
-        if source.exists():
-            shutil.copyfile(source, trial.agent / name)
+    keep_record(trial.work / "relay", trial.agent)
     calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
     end = ending(outcome.failure, outcome.message, calls, trial.work / "relay" / "stop", prepared.bench.standard.gated)
     return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=end.failure, message=end.message, stopped=end.stopped)

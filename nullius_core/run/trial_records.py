@@ -35,6 +35,7 @@ def agent_info(facts: RunFacts) -> AgentInfo:
     return AgentInfo(
         name=facts.participant,
         version=agent.resolved.upstream.version or agent.resolved.version or "unknown",
+        core=agent.resolved.upstream.core,
         model_info=ModelInfo(name=str(facts.model), provider=agent.upstream.provider.name) if agent.upstream and facts.model else None,
     )
 

@@ -28,6 +28,7 @@ from nullius_core.jobs.records import (
     utcnow,
 )
 from nullius_core.links import take_out
+from nullius_core.relay.records import keep_record
 from nullius_core.run import environments
 from nullius_core.run.agent_unit import converse
 from nullius_core.run.turns import TurnError
@@ -345,6 +346,7 @@ async def _capability(
         if route is not None:
             await relay.quiet(trial.name)
             relay.remove_route(trial.name)
+            keep_record(trial.work / "relay", trial.agent)  # the produce call's record, as an agent's trial keeps its calls
 
 
 async def _solve(reply: dict[str, Any], place: Any, trial: TrialDir) -> None:

@@ -16,7 +16,6 @@ refusing a flag that contradicts it.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ import attrs
 
 from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.jobs.layout import TrialDir
+from nullius_core.relay.records import keep_record
 
 if TYPE_CHECKING:
     from nullius_core.contracts.backend import RelayRoutes
@@ -120,8 +120,4 @@ async def close_routes(relay: RelayRoutes, trial: TrialDir, roles: list[str]) ->
     """Each route's calls recorded, then the route gone (its key opens nothing after the unit); its record kept in `<role>/`."""
     for role in roles:
         await relay.retire(route_name(trial.name, role))
-        for name in ("calls.jsonl", "gateway.log"):
-            source = record_folder(trial, role) / name
-            if source.exists():
-                (trial.path / role).mkdir(exist_ok=True)
-                shutil.copyfile(source, trial.path / role / name)
+        keep_record(record_folder(trial, role), trial.path / role)

@@ -63,7 +63,9 @@ def score(job: Path, unit: str) -> dict[str, Any]:
 
 def test_the_definition_and_the_catalogue(world):
     env, _, _ = world
-    assert DEFINITION["upstream"] == {"npm": "@zed-industries/codex-acp", "version": "0.16.0"}
+    # codex-acp names no range: its binary embeds Codex's core, the one its user-agent says (codex_cli_rs/0.137.0)
+    assert DEFINITION["upstream"] == {"npm": "@zed-industries/codex-acp", "version": "0.16.0", "core": "@openai/codex@0.137.0"}
+    assert DEFINITION["upstream"]["core"] in DEFINITION["fidelity"]["install"]["npm"]  # `nullius fidelity` compares it with that core's own CLI
     assert DEFINITION["install"] == {"npm": ["@zed-industries/codex-acp@0.16.0"]}
     assert DEFINITION["start"] == ["{install}/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"]
     assert DEFINITION["model"]["api"] == "openai-responses"
@@ -73,7 +75,9 @@ def test_the_definition_and_the_catalogue(world):
     checked = run_cli(["check", str(plugin.CATALOGUE)], env)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
     listed = json.loads(run_cli(["list", "--json"], env).stdout)
-    assert any(a["ref"] == "codex" for a in listed["agents"]), "is nullius-agent-codex installed (./dev setup)?"
+    codex = next((a for a in listed["agents"] if a["ref"] == "codex"), None)
+    assert codex is not None, "is nullius-agent-codex installed (./dev setup)?"
+    assert codex["core"] == "@openai/codex@0.137.0"
 
 
 def test_codex_proves_workspace_and_conversation_through_its_own_tools(world):
