@@ -53,7 +53,7 @@ class DockerBackend:
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
         self._env_failures: dict[tuple[str, str], Exception] = {}  # why an image could not be made, once per run
-        self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
+        self._image_facts: dict[str, ownimage.ImageFacts] = {}  # an own image's working directory, environment and user
         self.job_dir = Path("/tmp")
         self.progress: Any = None
         self.images_dir = Path("/tmp")
@@ -152,8 +152,8 @@ class DockerBackend:
 
     async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:
         """The unit's box: started when its agent joins it (with the agent's mounts), or when a control first uses it."""
-        workdir, image_env = self._image_facts[place.image]
-        box = DockerBox(self, unit, place.image, own, own.workdir or workdir, image_env, place.home)
+        facts = self._image_facts[place.image]
+        box = DockerBox(self, unit, place.image, own, own.workdir or facts.workdir, facts, place.home)
         try:
             await box.start_services()
         except BaseException:

@@ -7,7 +7,8 @@ named by the NULLIUS_BASE build argument: no registry). Its units: `answer`
 same, with verify.keep_processes), `slow` (a check
 past its time limit), `network` (a check whose one way out is the egress
 proxy), `badpull` (a pull not pinned by digest). Copies of it change the
-answer's Dockerfile: a build that fails, a musl image, an image without node.
+answer's Dockerfile: a build that fails, a musl image, an image without node, an image whose user is not root
+(with the fixture agent `homebound`, fixtures/catalogue/agents).
 """
 
 from __future__ import annotations
@@ -159,6 +160,38 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     failed_for_setup(local, jobs / "own-agent-local")
     refused = trials(jobs, "own-agent-local")["answer"]["exception_info"]
     assert refused["exception_type"] == "EnvironmentSetupError" and "--backend docker" in refused["exception_message"]
+
+
+def test_an_image_whose_user_is_not_root_gets_the_agents_home_for_the_unit(world, tmp_path):
+    """USER 1234 (no user of the image's /etc/passwd, nor of this machine): the agent writes into the HOME made here; after
+    the unit every file of it is yours again, its modes as the agent left them, nothing else of this machine touched."""
+    env, fake, _ = world
+    catalogue = tmp_path / "catalogue"
+    (catalogue / "benchmarks").mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "benchmarks" / "ownbench")], check=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "agents"), str(catalogue / "agents")], check=True)
+    dockerfile = catalogue / "benchmarks" / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN mkdir -p /logs && chown 1234 /app /logs\nUSER 1234\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(catalogue)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "ownbench", "homebound", *model_args(fake), "--limit", "1", "--job-name", "own-user"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-user")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    unit = jobs / "own-user" / "answer"
+    said = (unit / "agent" / "acp.jsonl").read_text()
+    assert "uid=1234; answer: written; home: written; private: written; tmp: written" in said, said[-2000:]
+    home = unit / ".work" / "home"
+    made = [home, *home.rglob("*")]
+    assert {p.relative_to(home).as_posix() for p in made} >= {".", "made-in-the-box", ".state/deep/mine.txt", "tmp"}
+    assert all(p.lstat().st_uid == os.getuid() and p.lstat().st_gid == os.getgid() for p in made), \
+        [(p, p.lstat().st_uid, p.lstat().st_gid) for p in made]
+    assert (home / ".state" / "deep" / "mine.txt").read_text() == "only mine\n"
+    # modes as they were made: the agent's private file stays private, the HOME is writable by no one else
+    assert (home / ".state" / "deep" / "mine.txt").stat().st_mode & 0o777 == 0o600
+    assert (home / ".state" / "deep").stat().st_mode & 0o777 == 0o700
+    assert home.stat().st_mode & 0o022 == 0 and (unit / ".work").stat().st_uid == os.getuid()
+    assert labelled(env, "own-user") == {"containers": [], "networks": [], "volumes": []}
 
 
 def test_an_own_image_that_cannot_be_built_is_the_units_sandbox_build_failure(world, tmp_path):
