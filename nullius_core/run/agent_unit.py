@@ -35,6 +35,7 @@ class AgentRun:
     outcome: AgentOutcome
     killed: list[str]
     calls: list[dict[str, Any]]
+    runtime: dict[str, Any] | None  # the backend's word on what the agent ran on (its process's `runtime`), if any
     failure: str | None
     message: str | None
 
@@ -161,6 +162,7 @@ async def converse(
         call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
     )
     killed: list[str] = []
+    runtime: dict[str, Any] | None = None
     # the room, its route and its token end with the unit, whatever happened
     room = await backend.open_room(relay, trial.name, trial.work / "relay", place, route)
     try:
@@ -168,6 +170,7 @@ async def converse(
         launch = agent_launch(prepared, place, room.url, room.token, model, trial, handout)
         protocol = agent.protocol.factory()
         process = await room.start_agent(launch)
+        runtime = getattr(process, "runtime", None)  # optional: a backend that puts the agent on a runtime of its own says which
         try:
             outcome = await protocol.converse(process, conversation, trial.agent)
         finally:
@@ -187,4 +190,4 @@ async def converse(
         failure = CALL_FAILURES[last["status"]]
         said = last["error"].get("message") if isinstance(last.get("error"), dict) else last.get("cause")  # the provider's words, or the relay's
         message = f"the agent's last model call got {last['status']}" + (f": {said}" if said else "")
-    return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=failure, message=message)
+    return AgentRun(outcome=outcome, killed=killed, calls=calls, runtime=runtime, failure=failure, message=message)
