@@ -150,6 +150,7 @@ def test_no_agent_original_runs_the_upstreams_answerer_on_the_setup_the_model_pi
     assert trial["agent_result"]["metadata"]["calls"] == 1 and trial["standard"]["routes"]["simulator"]["calls"] == 1
     calls = _lines(job / "u0000" / ".work" / "relay" / "calls.jsonl")
     assert [c["model_sent"] for c in calls] == ["paper-model-v2"]  # as served_as names it
+    assert _lines(job / "u0000" / "agent" / "calls.jsonl") == calls  # kept in agent/ as an agent's trial keeps its calls
     seen = json.loads((job / "u0000" / "verifier" / "answer.json").read_text())
     assert seen == {"setup": {"name": "original", "model": "paper-model"}, "model": "paper-model", "units_setup": [seen["setup"]], "attempt": 1}
     assert json.loads((job / "u0000" / "verifier" / "score.json").read_text())["detail"]["setup"] == seen["setup"]

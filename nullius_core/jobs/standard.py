@@ -260,6 +260,7 @@ class TrialAgent:
     permissions_granted: int = 0
     killed_at_end: list[str] = attrs.field(factory=list)  # processes of its group that had to be killed
     info: dict[str, Any] = attrs.field(factory=dict)  # what the agent says of itself (agentInfo)
+    runtime: dict[str, Any] | None = None  # what the backend started it on, when it says (a task's own image: the standalone Python)
 
 
 @attrs.frozen(kw_only=True)

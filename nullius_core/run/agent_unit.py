@@ -37,6 +37,7 @@ class AgentRun:
     outcome: AgentOutcome
     killed: list[str]
     calls: list[dict[str, Any]]
+    runtime: dict[str, Any] | None  # the backend's word on what the agent ran on (its process's `runtime`), if any
     failure: str | None
     message: str | None
     stopped: str | None = None  # a benchmark guard's line in the stop file: scored, and marked so (unit_end.py)
@@ -166,6 +167,7 @@ async def converse(
         call_seconds=float(limits.call_seconds) if limits.call_seconds else None,
     )
     killed: list[str] = []
+    runtime: dict[str, Any] | None = None
     # the room, its route and its token end with the unit, whatever happened
     room = await backend.open_room(relay, trial.name, trial.work / "relay", place, route)
     try:
@@ -173,6 +175,7 @@ async def converse(
         launch = agent_launch(prepared, place, room.url, room.token, model, trial, handout)
         protocol = agent.protocol.factory()
         process = await room.start_agent(launch)
+        runtime = getattr(process, "runtime", None)  # optional: a backend that puts the agent on a runtime of its own says which
         try:
             outcome = await protocol.converse(process, conversation, trial.agent)
         finally:
@@ -182,4 +185,5 @@ async def converse(
     keep_record(trial.work / "relay", trial.agent)
     calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
     end = ending(outcome.failure, outcome.message, calls, trial.work / "relay" / "stop", prepared.bench.standard.gated)
-    return AgentRun(outcome=outcome, killed=killed, calls=calls, failure=end.failure, message=end.message, stopped=end.stopped)
+    return AgentRun(outcome=outcome, killed=killed, calls=calls, runtime=runtime, failure=end.failure, message=end.message,
+                    stopped=end.stopped)

@@ -198,6 +198,7 @@ def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | Non
             turns=sum(1 for t in run.outcome.transcript if t["role"] == "user"),
             permissions_granted=len([g for g in run.outcome.grants if g["granted"]]),
             killed_at_end=list(run.killed),
+            runtime=run.runtime,
             info=run.outcome.info,
         ) if run is not None else None,
     )

@@ -305,6 +305,7 @@ async def _original(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) 
         raise TrialError(end.failure or "AnswererError", end.message or str(exc)) from None
     finally:
         await relay.retire(trial.name)
+        keep_record(trial.work / "relay", trial.agent)  # the answerer's calls, as an agent's trial keeps its own
     ran.answer = reply.get("answer")
     if not isinstance(ran.answer, str):
         raise TrialError("AnswererError", "answer replied without an answer string")

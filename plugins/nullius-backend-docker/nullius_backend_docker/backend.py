@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from nullius_backend_docker import dockercli, engine, envimage, image, mounts, ownimage, sweep
+from nullius_backend_docker import dockercli, engine, envimage, image, mounts, ownimage, pyruntime, sweep
 from nullius_backend_docker.addresses import licence_server
 from nullius_backend_docker.asyncapi import Engine
 from nullius_backend_docker.box import DockerBox
@@ -53,10 +53,12 @@ class DockerBackend:
         self._later: set[asyncio.Future[None]] = set()
         self._env_tags: dict[tuple[str, str], str] = {}
         self._env_failures: dict[tuple[str, str], Exception] = {}  # why an image could not be made, once per run
-        self._image_facts: dict[str, tuple[str, list[str]]] = {}  # an own image's working directory and environment
+        self._image_facts: dict[str, ownimage.ImageFacts] = {}  # an own image's working directory, environment and user
         self.job_dir = Path("/tmp")
         self.progress: Any = None
         self.images_dir = Path("/tmp")
+        self.runtimes_dir = Path("/tmp")
+        self._pythons: dict[str, pyruntime.PythonRuntime | pyruntime.RuntimeUnavailable] = {}  # per minor, tried once a run
 
     async def start(self, context: RunContext) -> None:
         self.job = context.job
@@ -72,6 +74,7 @@ class DockerBackend:
                            **{k: v for k, v in fields.items() if k != "image"})
 
         self.images_dir = context.paths.standard_dir / "images"
+        self.runtimes_dir = context.paths.standard_dir / "runtimes"
         # a resumed job's killed run may have left containers still working: they go before any unit runs again
         await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder, self.calls)
         self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say, self.calls)
@@ -152,8 +155,8 @@ class DockerBackend:
 
     async def open_box(self, place: UnitPlace, own: Any, unit: str) -> DockerBox:
         """The unit's box: started when its agent joins it (with the agent's mounts), or when a control first uses it."""
-        workdir, image_env = self._image_facts[place.image]
-        box = DockerBox(self, unit, place.image, own, own.workdir or workdir, image_env, place.home)
+        facts = self._image_facts[place.image]
+        box = DockerBox(self, unit, place.image, own, own.workdir or facts.workdir, facts, place.home)
         try:
             await box.start_services()
         except BaseException:
@@ -168,6 +171,23 @@ class DockerBackend:
             if not (folder / "bin" / "node").exists():
                 await asyncio.to_thread(image.copy_node, self.image, folder)
             return folder
+
+    async def python_runtime(self, minor: str) -> pyruntime.PythonRuntime:
+        """The standalone Python of `minor` (pyruntime.py), installed once; tried once a run, a failure told and kept."""
+        async with self._lock:
+            known = self._pythons.get(minor)
+            if known is None:
+                say = self.progress.stage if self.progress is not None else (lambda *a, **k: None)
+                try:
+                    known = await asyncio.to_thread(pyruntime.ensure, self.runtimes_dir, minor)
+                    say("install", runtime=f"python-{minor}", python=known.version, state="ready")
+                except pyruntime.RuntimeUnavailable as exc:
+                    known = exc
+                    say("install", runtime=f"python-{minor}", state="failed", reason=str(exc)[:300])
+                self._pythons[minor] = known
+        if isinstance(known, pyruntime.RuntimeUnavailable):
+            raise pyruntime.RuntimeUnavailable(str(known))
+        return known
 
     def sandbox(self, image_tag: str | None = None) -> dict[str, Any]:
         """How a driver runs what the agent left: a throwaway container, no network, of the unit's image."""

@@ -38,6 +38,7 @@ from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.compose import Sidecars
 from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.door import EGRESS_PORT, LicenceServer, local
+from nullius_backend_docker.ownimage import ImageFacts
 from nullius_backend_docker.process import ExecProcess
 from nullius_core.contracts.own_image import Artifact, Healthcheck, NotReady, NotRun, OwnUnit, Steps, Verified, Verify
 
@@ -51,20 +52,21 @@ KINDS = {0: "C", 1: "A", 2: "D"}  # the daemon's change kinds, as `docker diff` 
 
 
 class DockerBox(CheckSteps):
-    def __init__(self, backend: DockerBackend, unit: str, tag: str, own: OwnUnit, workdir: str, image_env: list[str], home: Path):
+    def __init__(self, backend: DockerBackend, unit: str, tag: str, own: OwnUnit, workdir: str, image: ImageFacts, home: Path):
         self.backend = backend
         self.unit = unit
         self.tag = tag
         self.own = own
         self.workdir = workdir
         self.home = home
+        self.image = image
         self.name = f"{backend.prefix}-{unit}-box"
         self.labels = backend.labels(unit)
         self.api = backend.api
         self.calls = CallLog(self.name)  # every docker call of the unit: its .work/docker-calls.tsv
         self.door = backend.new_door(unit, home.parent / "door.log")  # opened in the box as it starts: an agent, a way out, services
         self.door.calls = self.calls
-        self.path = next((e.split("=", 1)[1] for e in image_env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        self.path = next((e.split("=", 1)[1] for e in image.env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         self._created = False
         self._started = False
         self.sidecars: Sidecars | None = None  # the task's other services (compose.py), reached through the door
@@ -160,12 +162,32 @@ class DockerBox(CheckSteps):
         await self.api.call(self.calls, "agent", "PUT", "/containers/{}/archive", self.name, query={"path": "/"}, data=data, timeout=300)
 
     async def exec_agent(self, argv: Sequence[str], env: Mapping[str, str], stderr: Path) -> ExecProcess:
+        await self._lend_home()
         await self.check_runtime(argv[0])
         flags, cli_env = dockercli.by_name(env)
         with self.calls.timed("agent", "docker exec -i (attached: its start)") as result:
             process = await ExecProcess.start(self, ["exec", "-i", "-w", self.workdir, *flags, self.name, *argv], cli_env, stderr, list(argv))
             result[0] = "started"
         return process
+
+    async def _lend_home(self) -> None:
+        """An image whose own user is not root: its user gets the mounted HOME (made by you) as its own for the unit.
+
+        Only the owner changes, to the uid the box runs as (its init's, read in
+        a helper sharing its process namespace: the image's user may be a name
+        in its own /etc/passwd, or no user of this machine); the group and
+        every mode stay. Given back to you when the box goes (`_give_home_back`).
+        """
+        if self.image.root or not self.home.exists():
+            return
+        try:
+            await dockercli.arun(
+                ["run", "--rm", "--user", "0", "--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_READ_SEARCH",
+                 "--security-opt", "no-new-privileges", "--pid", f"container:{self.name}", "--network", "none", "--log-driver", "none",
+                 *self.labels, "--volume", f"{self.home}:/home-lent", self.backend.image,
+                 "sh", "-c", 'chown -R -h "$(stat -c %u /proc/1)" /home-lent'], timeout=300, calls=self.calls, step="agent")
+        except DockerError as exc:
+            raise NotRun(f"not run: the agent's HOME could not be lent to this task's image's user ({self.image.user}): {exc}") from None
 
     async def check_runtime(self, runtime: str) -> None:
         """The agent's runtime, tried once in the image: one that cannot start is the unit's setup error, saying why."""
@@ -334,7 +356,7 @@ class DockerBox(CheckSteps):
             self.calls.write(self.home.parent / "docker-calls.tsv")
 
     async def _give_home_back(self) -> None:
-        """What the image's user (often root) wrote in the mounted HOME becomes yours again."""
+        """What the image's user (often root) wrote in the mounted HOME, and a HOME lent to it, become yours again."""
         if not self.home.exists() or all(boxfiles.yours(p) for p in [self.home, *self.home.rglob("*")]):
             return
         await dockercli.arun(

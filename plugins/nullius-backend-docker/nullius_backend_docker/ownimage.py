@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+import attrs
+
 from nullius_backend_docker import buildonce, dockercli
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
@@ -80,10 +82,23 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
         raise BuildFailed(str(exc)) from None
 
 
-def facts(tag: str, calls: CallLog | None = None) -> tuple[str, list[str]]:
-    """The image's working directory ("/" when it names none) and its own environment."""
+@attrs.frozen
+class ImageFacts:
+    """What a task's image says of itself: its working directory ("/" when it names none), environment and user."""
+
+    workdir: str
+    env: list[str]
+    user: str  # `USER`, as docker takes it ("1234", "app:staff"); "" is root
+
+    @property
+    def root(self) -> bool:
+        return self.user.split(":", 1)[0] in ("", "0", "root")
+
+
+def facts(tag: str, calls: CallLog | None = None) -> ImageFacts:
+    """The image's working directory, its own environment and its user."""
     found = dockercli.image_inspect(tag, calls)
     if found is None:
         raise dockercli.DockerError(f"the task's image {tag} is not here")
     config = found.get("Config") or {}
-    return (config.get("WorkingDir") or "/"), list(config.get("Env") or [])
+    return ImageFacts(workdir=config.get("WorkingDir") or "/", env=list(config.get("Env") or []), user=config.get("User") or "")

@@ -110,6 +110,7 @@ class ExecProcess(_Attached):
         super().__init__(proc, stderr)
         self._box = box
         self._argv = argv
+        self.runtime: dict[str, Any] | None = None  # what the room started it on (the trial's standard.agent.runtime)
 
     @classmethod
     async def start(cls, box: Any, argv: Sequence[str], env: Mapping[str, str], stderr_path: Path, inside: list[str]) -> ExecProcess:

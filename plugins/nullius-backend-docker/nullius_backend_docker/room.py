@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_backend_docker import dockercli, mounts, runtime
+from nullius_backend_docker import dockercli, mounts, pyruntime, runtime
 from nullius_backend_docker.addresses import MACHINE, licence_server
 from nullius_backend_docker.door import MCP_PORT, RELAY_PORT, LicenceServer, UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
@@ -123,22 +123,30 @@ class DockerRoom:
         for secret, (alias, port, _) in self._licences.items():
             env[secret] = f"{alias}:{port}"  # on the door's loopback, under the server's own name
         volumes = [f"{folder}:{folder}" for folder in mounts.outermost([launch.cwd, launch.home] if self.box is None else [launch.home])]
-        volumes += [f"{folder}:{folder}:ro" for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)])]
+        command = list(launch.argv)
+        ran_on: dict[str, Any] = {}
+        if self.box is None:  # on the base: an environment's interpreter at its path, as its pyvenv.cfg names it
+            volumes += [f"{folder}:{folder}:ro" for folder in mounts.outermost([*reads, *mounts.interpreters_of(reads)])]
+        else:  # in a task's own image: the standalone Python under /opt/nullius (pyruntime.py)
+            volumes += [f"{folder}:{folder}:ro" for folder in reads]
+            more, command, ran_on = await self._python(command, reads)
+            volumes += more
         if self._mcp is not None:
             volumes.append(f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro")
             await self._mcp.start()
         # a licence file, read-only at its path; its variable points there
         volumes += [f"{host}:{inside}:ro" for host, inside in launch.licence_files]
-        command = list(launch.argv)
         if self.box is not None and runtime.wants_node(command):
             node = await self.backend.node_runtime()  # the base's Node, read-only under /opt/nullius
             volumes.append(f"{node}:{runtime.NODE_DIR}:ro")
             command = runtime.with_node(command)
+            ran_on["node"] = {"at": runtime.NODE_DIR, "from": self.backend.image}
         if self.box is not None:
             await self.box.start(volumes, door=True)
             if launch.workdir_files is not None:  # the agent works in the image's folder, not the workspace: a variant's files go there
                 await self.box.put_files(launch.workdir_files)
             self._agent = await self.box.exec_agent(command, env, launch.stderr)
+            self._agent.runtime = ran_on or None
             return self._agent
         assert self._door is not None
         flags, cli_env = dockercli.by_name(env)
@@ -149,6 +157,37 @@ class DockerRoom:
              self.place.image or self.backend.image, *command], env=cli_env, timeout=120))
         self._agent = await ContainerProcess.start(name, ["start", "-ai", name], cli_env, launch.stderr)
         return self._agent
+
+    async def _python(self, command: list[str], reads: list[Path]) -> tuple[list[str], list[str], dict[str, Any]]:
+        """A Python agent in a box: the mounts and command that run it on the standalone Python, and its record.
+
+        Its environments of that minor get a view over their `bin` and
+        `pyvenv.cfg`; an agent started as `python3` (no environment) is started by
+        the standalone's python. When the standalone cannot be had, the agent runs
+        as before it (environments on this machine's interpreter at its path,
+        `python3` the image's), and the record says so and why.
+        """
+        found = pyruntime.venvs(reads)
+        minor = next(iter(found.values()), None) or pyruntime.bare_python(command)
+        if minor is None:
+            return [], command, {}
+        try:
+            python = await self.backend.python_runtime(minor)
+        except pyruntime.RuntimeUnavailable as exc:
+            at_path = [f"{f}:{f}:ro" for f in mounts.outermost(mounts.interpreters_of(reads))]
+            return at_path, command, {"python": {"standalone": f"not installed: {exc}", "used": "this machine's interpreter at its path"
+                                                 if found else "the image's own python3"}}
+        volumes = [f"{python.folder}:{pyruntime.PYTHON_DIR}:ro"]
+        views = self.backend.runtimes_dir / "python" / "views"
+        for venv, its in found.items():
+            if its == minor:
+                view = await asyncio.to_thread(pyruntime.view, python, venv, minor, views)
+                volumes += [f"{view / 'bin'}:{venv / 'bin'}:ro", f"{view / 'pyvenv.cfg'}:{venv / 'pyvenv.cfg'}:ro"]
+            else:  # another minor than the runtime's: its own interpreter, at its path, as on the base
+                volumes += [f"{f}:{f}:ro" for f in mounts.interpreters_of([venv])]
+        if not found:
+            command = [python.binary(minor), *command[1:]]
+        return volumes, command, {"python": python.record()}
 
     # --- closing ---------------------------------------------------------------
 

@@ -7,7 +7,9 @@ named by the NULLIUS_BASE build argument: no registry). Its units: `answer`
 same, with verify.keep_processes), `slow` (a check
 past its time limit), `network` (a check whose one way out is the egress
 proxy), `badpull` (a pull not pinned by digest). Copies of it change the
-answer's Dockerfile: a build that fails, a musl image, an image without node.
+answer's Dockerfile: a build that fails, a musl image, an image without node, an image whose user is not root
+(with the fixture agent `homebound`, fixtures/catalogue/agents), an image without python3 (the agents on the standalone
+Python, from the session's mirror on the loopback: docker_world.python_mirror).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
 from docker_world import (DOOR_PORTS, docker, labelled, listening_everywhere, local_registry, machine_addresses, model_args,
-                          musl_image, scan_command, the_scan_in)
+                          forget_runtime, musl_image, python_mirror, scan_command, the_scan_in)
+from nullius_backend_docker import pyruntime
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogue"
 
@@ -161,6 +164,38 @@ def test_the_agent_is_added_to_the_box_and_stopped_before_the_check(world):
     assert refused["exception_type"] == "EnvironmentSetupError" and "--backend docker" in refused["exception_message"]
 
 
+def test_an_image_whose_user_is_not_root_gets_the_agents_home_for_the_unit(world, tmp_path):
+    """USER 1234 (no user of the image's /etc/passwd, nor of this machine): the agent writes into the HOME made here; after
+    the unit every file of it is yours again, its modes as the agent left them, nothing else of this machine touched."""
+    env, fake, _ = world
+    catalogue = tmp_path / "catalogue"
+    (catalogue / "benchmarks").mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "benchmarks" / "ownbench")], check=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "agents"), str(catalogue / "agents")], check=True)
+    dockerfile = catalogue / "benchmarks" / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN mkdir -p /logs && chown 1234 /app /logs\nUSER 1234\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(catalogue)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    result = run_cli(["run", "ownbench", "homebound", *model_args(fake), "--limit", "1", "--job-name", "own-user"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-user")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    unit = jobs / "own-user" / "answer"
+    said = (unit / "agent" / "acp.jsonl").read_text()
+    assert "uid=1234; python=" in said and "answer: written; home: written; private: written; tmp: written" in said, said[-2000:]
+    home = unit / ".work" / "home"
+    made = [home, *home.rglob("*")]
+    assert {p.relative_to(home).as_posix() for p in made} >= {".", "made-in-the-box", ".state/deep/mine.txt", "tmp"}
+    assert all(p.lstat().st_uid == os.getuid() and p.lstat().st_gid == os.getgid() for p in made), \
+        [(p, p.lstat().st_uid, p.lstat().st_gid) for p in made]
+    assert (home / ".state" / "deep" / "mine.txt").read_text() == "only mine\n"
+    # modes as they were made: the agent's private file stays private, the HOME is writable by no one else
+    assert (home / ".state" / "deep" / "mine.txt").stat().st_mode & 0o777 == 0o600
+    assert (home / ".state" / "deep").stat().st_mode & 0o777 == 0o700
+    assert home.stat().st_mode & 0o022 == 0 and (unit / ".work").stat().st_uid == os.getuid()
+    assert labelled(env, "own-user") == {"containers": [], "networks": [], "volumes": []}
+
+
 def test_an_own_image_that_cannot_be_built_is_the_units_sandbox_build_failure(world, tmp_path):
     env, _, _ = world
     catalogue = tmp_path / "catalogue" / "benchmarks"
@@ -202,6 +237,83 @@ def test_an_agent_whose_runtime_needs_glibc_is_not_run_in_a_musl_image(world, tm
     assert refused["exception_message"] == "not run: the agent's runtime (python) needs glibc; this task's image is musl-based"
     assert not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").exists() or not (jobs / "own-musl" / "answer" / "agent" / "calls.jsonl").read_text()
     assert labelled(env, "own-musl") == {"containers": [], "networks": [], "volumes": []}
+
+
+def python_box_player(request: FakeRequest) -> Reply:
+    """The reference agent's run_command in a box: the answer written, then what the agent runs on and what the image has."""
+    if request.last_tool_result is None:
+        command = ("echo 42 > answer.txt; echo exe=$(readlink -f /proc/$PPID/exe); echo image-python3=$(ls /usr/bin/python3* /usr/local/bin/python3* 2>/dev/null); "
+                   "ls /root/.pyenv 2>&1 | head -n1")
+        return Reply(tool_calls=[ToolCall(name="run_command", arguments={"command": command})])
+    return Reply(text="done")
+
+
+def own_catalogue(tmp_path: Path, dockerfile_tail: str) -> Path:
+    """A copy of ownbench (its answer's Dockerfile with more lines) and the fixture agents."""
+    catalogue = tmp_path / "catalogue"
+    (catalogue / "benchmarks").mkdir(parents=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "benchmarks" / "ownbench"), str(catalogue / "benchmarks" / "ownbench")], check=True)
+    subprocess.run(["cp", "-r", str(FIXTURES / "agents"), str(catalogue / "agents")], check=True)
+    dockerfile = catalogue / "benchmarks" / "ownbench" / "tasks" / "answer" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + dockerfile_tail)
+    return catalogue
+
+
+def test_a_python_agent_runs_on_the_standalone_python_under_opt_nullius(world, tmp_path):
+    """An image without python3: the reference agent's environment runs on the standalone Python (from the session's mirror on
+    the loopback, installed by uv), mounted at /opt/nullius/python; this machine's interpreter is not in the box. An agent
+    started as `python3` is started by it too."""
+    env, fake, _ = world
+    catalogue = own_catalogue(tmp_path, "RUN rm -f /usr/bin/python3* /usr/local/bin/python3*\n")
+    env = {**env, "NULLIUS_CATALOGUE": str(catalogue)}
+    jobs = Path(env["NULLIUS_JOBS_DIR"])
+    fake.use(python_box_player)
+    result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--limit", "1", "--job-name", "own-python"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-python")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    seen = (jobs / "own-python" / "answer" / "agent" / "acp.jsonl").read_text()
+    assert "exe=/opt/nullius/python/bin/python3.11\\n" in seen and "image-python3=\\n" in seen, seen[-3000:]
+    assert "cannot access '/root/.pyenv': No such file or directory" in seen  # this machine's interpreter is not in the box
+    ran_on = found["answer"]["standard"]["agent"]["runtime"]["python"]
+    assert ran_on["python"] == "3.11.2" and ran_on["build"] == "debian-bookworm" and ran_on["at"] == "/opt/nullius/python"
+    assert ran_on["uv"] == "0.13.9" and ran_on["source"] == f"UV_PYTHON_DOWNLOADS_JSON_URL={env['UV_PYTHON_DOWNLOADS_JSON_URL']}"
+    installed = Path(env["STANDARD_DIR"]) / "runtimes" / "python"
+    assert json.loads(next(installed.glob("3.11-*/runtime.json")).read_text())["name"] == "cpython-3.11.2-linux-x86_64-gnu"
+
+    # `python3 {here}/homebound_agent.py`: the image has no python3; the standalone's runs it
+    result = run_cli(["run", "ownbench", "homebound", *model_args(fake), "--limit", "1", "--job-name", "own-python3"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-python3")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    said = (jobs / "own-python3" / "answer" / "agent" / "acp.jsonl").read_text()
+    assert "python=/opt/nullius/python/bin/python3.11 3.11.2 /opt/nullius/python;" in said, said[-2000:]
+    assert found["answer"]["standard"]["agent"]["runtime"]["python"]["python"] == "3.11.2"
+    progress = (jobs / "own-python3" / "progress.jsonl").read_text()
+    assert '"runtime": "python-3.11"' in progress and '"state": "ready"' in progress
+    assert labelled(env, "own-python3") == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_a_standalone_python_that_cannot_be_installed_is_said_and_the_agent_runs_as_before(world, tmp_path):
+    """The mirror's list names a sha256 the build does not have: uv refuses it; the run says so, the trial records it, and the
+    agent runs as before the standalone (its environment on this machine's interpreter, at its path)."""
+    env, fake, root = world
+    with python_mirror(root / "python-mirror", sha256="0" * 64) as wrong:
+        env = {**env, **wrong.env, "NULLIUS_CATALOGUE": str(FIXTURES)}
+        jobs = Path(env["NULLIUS_JOBS_DIR"])
+        fake.use(python_box_player)
+        result = run_cli(["run", "ownbench", "reference", *model_args(fake), "--limit", "1", "--job-name", "own-unreachable"], env)
+    assert result.code == 0, result.output
+    found = trials(jobs, "own-unreachable")
+    assert outcomes(found) == {"answer": "passed"}, found["answer"].get("exception_info")
+    ran_on = found["answer"]["standard"]["agent"]["runtime"]["python"]
+    assert ran_on["standalone"].startswith("not installed: `uv python install 3.11` failed") and "0" * 64 in ran_on["standalone"], ran_on
+    assert ran_on["used"] == "this machine's interpreter at its path"
+    progress = [json.loads(line) for line in (jobs / "own-unreachable" / "progress.jsonl").read_text().splitlines()]
+    assert [p["state"] for p in progress if p.get("runtime") == "python-3.11"] == ["failed"]  # tried once a run, and said
+    assert not (Path(env["STANDARD_DIR"]) / "runtimes" / "python" / pyruntime.key("3.11", wrong.env)).exists()  # nothing half-made
+    forget_runtime(Path(env["STANDARD_DIR"]), wrong.env)
+    assert labelled(env, "own-unreachable") == {"containers": [], "networks": [], "volumes": []}
 
 
 def claude_box_player(request: FakeRequest) -> Reply:
