@@ -135,3 +135,26 @@ def test_a_dataset_the_upstream_links_outside_its_clone_is_refused(nullius_env, 
         f"nullius: run refused: dataset arith/test: data/problems.jsonl in the upstream is {outside}, outside its clone; refused"
     )
     assert files_in(cache(env)) == []
+
+
+@pytest.mark.parametrize("sized", [True, False], ids=["content-length", "no-content-length"])
+def test_a_long_download_says_its_bytes_while_it_goes(nullius_env, tmp_path, sized):
+    """The server holds the file's second half until the run has said `state=downloading`: no sleep, the line must come while it waits."""
+    from file_server import file_server, run_releasing
+
+    half = len(PROBLEMS) // 2
+    with file_server() as server:
+        url = server.serve("/slow/problems.jsonl", PROBLEMS, held=half, sized=sized)
+        env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue_with(tmp_path, url)), "NULLIUS_PROGRESS_EVERY": "0.2"}
+        result = run_releasing(["run", "arith", "oracle", "--job-name", "slow"], env, server, when="state=downloading")
+    assert result.code == 0, result.output
+    [said, *_] = [line for line in result.stderr.splitlines() if "state=downloading" in line]
+    fields = dict(word.split("=", 1) for word in said.split()[1:])
+    assert fields["stage"] == "install" and fields["dataset"] == "arith/test"
+    assert 0 <= int(fields["bytes"]) <= half  # what had come when it was said: never the held half
+    assert fields.get("of") == (str(len(PROBLEMS)) if sized else None)
+    assert said.index("state=downloading") < result.stderr.index("stage=install dataset=arith/test state=done")
+    progress = [json.loads(line) for line in (Path(env["NULLIUS_JOBS_DIR"]) / "slow" / "progress.jsonl").read_text().splitlines()]
+    downloading = [p for p in progress if p.get("state") == "downloading"]
+    assert downloading and downloading[0]["dataset"] == "arith/test" and downloading[0]["bytes"] == int(fields["bytes"])
+    assert files_in(cache(env)) == [f"arith/test/{hashlib.sha256(PROBLEMS).hexdigest()}/problems.jsonl"]

@@ -12,24 +12,17 @@ import attrs
 from cattrs.errors import IterableValidationError
 
 from nullius_core.definitions.converter import IndexNote, Mismatch, converter, renamed
+from nullius_core.definitions.urls import SHA256, Prefetch, bad_download, prefetch_entry, url_file_name
 
 # `agent.workspace/v1`, `cap.memory/v1`: family, a dotted name, a version.
 PORT_NAME = re.compile(r"^(agent|cap)\.[a-z][a-z0-9_-]*/v[1-9][0-9]*$")
 KEY_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 FULL_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PINNED_PIP = re.compile(r"^[A-Za-z0-9._\[\],-]+==[^=<>~!*\s]+$")
 PINNED_NPM = re.compile(r"^(@[a-z0-9._-]+/)?[a-z0-9._-]+@\d[^\s^~<>*|]*$")
 SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 Issues = Iterator[tuple[tuple[str | int, ...], str]]
-
-
-def bad_download(url: str) -> str | None:
-    """Why `url` is not one to download from, or None when it is: http(s) only, never this machine's files (file://)."""
-    if url.startswith(("http://", "https://")):
-        return None
-    return f"expected an http:// or https:// URL, found {url!r}"
 
 
 def bad_port(name: str) -> str | None:
@@ -149,6 +142,8 @@ class Wheel:
         why = bad_download(self.url)
         if why:
             yield ("url",), why
+        elif not url_file_name(self.url).endswith(".whl"):  # pip reads the wheel's tags from its file's name
+            yield ("url",), f"expected a URL whose path ends in a wheel's file name (.whl), found {self.url!r}"
         if not SHA256.match(self.sha256):
             yield ("sha256",), f"expected 64 lowercase hex digits, found {self.sha256!r}"
 
@@ -194,6 +189,24 @@ class Install:
                     yield ("indexes", i, "packages", j), f"expected a pinned requirement (name==version), found {req!r}"
         if self.python is not None and not re.match(r"^3\.\d+(\.\d+)?$", self.python):
             yield ("python",), f"expected a Python version such as 3.12, found {self.python!r}"
+        yield from self._prefetch_issues()
+
+    def _prefetch_issues(self) -> Issues:
+        names: dict[str, int] = {}
+        for i, entry in enumerate(self.prefetch or []):
+            found = prefetch_entry(entry)
+            if isinstance(found, str):
+                yield ("prefetch", i), found
+            elif found.name in names:
+                yield ("prefetch", i), f"expected a file name of its own, found {found.name!r}, which prefetch[{names[found.name]}] has too"
+            else:
+                names[found.name] = i
+
+    def prefetch_files(self) -> list[Prefetch]:
+        """The files of `prefetch`; ValueError for a malformed entry (a definition once read has none)."""
+        for where, why in self._prefetch_issues():
+            raise ValueError(f"prefetch[{where[1]}]: {why}")
+        return [f for f in map(prefetch_entry, self.prefetch or []) if isinstance(f, Prefetch)]
 
 
 @attrs.frozen(kw_only=True)
@@ -376,6 +389,7 @@ __all__ = [
     "Index",
     "Install",
     "Option",
+    "Prefetch",
     "Project",
     "Proof",
     "SkillProof",
@@ -385,6 +399,8 @@ __all__ = [
     "bad_port",
     "fraction",
     "ports_of",
+    "prefetch_entry",
     "renamed",
     "template_slots",
+    "url_file_name",
 ]

@@ -17,6 +17,7 @@ from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError, Drive
 from nullius_core.fsutil import append_line
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.run.install import prefetch_folder
 from nullius_core.run.prepare import Prepared, fill, machine_python, process_env
 
 CAPABILITY_SECONDS = 300.0
@@ -45,6 +46,7 @@ def launch(prepared: Prepared, trial: TrialDir) -> DriverLaunch:
     env = process_env()
     env.update({k: fill(v, slots) for k, v in resolved.env.items()})
     env.update({f"NULLIUS_OPTION_{k.upper()}": v for k, v in capability.options.items()})
+    env["NULLIUS_PREFETCH"] = prefetch_folder(Path(capability.install_dir) if capability.install_dir else None, resolved.install)
     env["PYTHONUNBUFFERED"] = "1"
     trial.work.mkdir(parents=True, exist_ok=True)
     return DriverLaunch(argv=argv, env=env, cwd=trial.work, label=f"capability {resolved.ref}")

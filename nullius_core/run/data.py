@@ -4,28 +4,24 @@ A file whose digest differs from the pin is refused, naming both digests. A
 machine that cannot fetch a dataset seeds the cache from a local file
 (`nullius data add BENCH[/DATASET] FILE`); a fetch that cannot happen says
 exactly which file to seed. Whatever fails, nothing is left in the cache but
-whole, checked files: a download goes to a temporary file beside its place
-and is renamed there only once its digest is the pin's.
+whole, checked files: a download (download.py, the one every URL goes
+through) or a copy goes to a temporary file beside its place and is renamed
+there only once its digest is the pin's.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
-import os
 import shutil
 import subprocess
-import tempfile
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from nullius_core.definitions import Dataset
 from nullius_core.definitions.benchmark import HERE_PREFIX
-from nullius_core.definitions.common import bad_download
 from nullius_core.definitions.folder import inside, leads_to
 from nullius_core.paths import Paths
+from nullius_core.run.download import DigestMismatch, DownloadError, beside, download
 from nullius_core.run.progress import Progress, Timer
 
 
@@ -76,23 +72,9 @@ def _check(path: Path, dataset: Dataset, what: str) -> None:
         raise DataError(f"{what}: its sha256 is {found}, but the pin is {dataset.sha256}; refused")
 
 
-@contextmanager
-def _beside(target: Path, prefix: str) -> Iterator[Path]:
-    """A temporary file beside `target`, renamed onto it when the block ends well, removed whatever else happens."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=prefix, dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _store(source: Path, target: Path, dataset: Dataset, what: str) -> Path:
     """Copy `source` into the cache at `target`, checked against the pin."""
-    with _beside(target, ".partial-") as tmp:
+    with beside(target, ".partial-") as tmp:
         shutil.copyfile(source, tmp)
         _check(tmp, dataset, what)
     return target
@@ -155,7 +137,7 @@ def resolve(
     timer = Timer()
     try:
         if dataset.url is not None:
-            _download(dataset.url, target, bench, name, dataset)
+            _download(dataset.url, target, bench, name, dataset, progress)
         else:
             source = _fetch(bench, name, dataset, upstream_dir, install_python)
             _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
@@ -207,17 +189,15 @@ def _in_package(python: Path, package: str, inner: str, bench: str, name: str) -
     return found
 
 
-def _download(url: str, target: Path, bench: str, name: str, dataset: Dataset) -> None:
-    why = bad_download(url)
-    if why:  # the definition's reader refuses it already; this machine's files are never "downloaded"
-        raise DataError(f"dataset {bench}/{name}: {why}")
-    with _beside(target, ".download-") as tmp:
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:  # noqa: S310 - http(s) only, pinned by sha256
-                shutil.copyfileobj(response, out)
-                short = getattr(response, "length", None)  # what Content-Length promised and never came
-        except (OSError, http.client.HTTPException, ValueError) as exc:  # a cut connection is an HTTPException (IncompleteRead)
-            raise DataError(f"cannot download {url} ({type(exc).__name__}: {exc}); {seed_hint(bench, name, dataset)}") from None
-        if short:
-            raise DataError(f"cannot download {url} (the connection closed {short} bytes short); {seed_hint(bench, name, dataset)}")
-        _check(tmp, dataset, f"dataset {bench}/{name} ({url})")
+def _download(url: str, target: Path, bench: str, name: str, dataset: Dataset, progress: Progress) -> None:
+    assert dataset.sha256 is not None
+
+    def say(got: int, total: int | None) -> None:
+        progress.stage("install", dataset=f"{bench}/{name}", state="downloading", bytes=got, of=total)
+
+    try:
+        download(url, target, dataset.sha256, f"dataset {bench}/{name} ({url})", say)
+    except DigestMismatch as exc:
+        raise DataError(str(exc)) from None
+    except DownloadError as exc:
+        raise DataError(f"{exc}; {seed_hint(bench, name, dataset)}") from None

@@ -1,12 +1,13 @@
 """A driver's, agent's or capability's environment: installed once per digest of what makes it, under STANDARD_DIR.
 
-`install` names the interpreter, pinned pip requirements, packages from
-other indexes, wheels checked by sha256, npm packages and the upstream
-project itself. The digest covers everything that makes the environment
-(`Makings`): that block, the upstream's commit when the project is
-installed from its clone, and the interpreters it is made with (the path
-and version of the Python `find_python` picks by running it, of the node
-npm runs on). So a fork at another commit, a changed pin or another
+`install` names files downloaded ahead (`prefetch`, first, into
+`<install>/prefetch/`), the interpreter, pinned pip requirements, packages
+from other indexes, wheels checked by sha256, npm packages and the upstream
+project itself; every file fetched by URL goes through download.py. The
+digest covers everything that makes the environment (`Makings`): that
+block, the upstream's commit when the project is installed from its clone,
+and the interpreters it is made with (the path and version of the Python
+`find_python` picks by running it, of the node npm runs on). So a fork at another commit, a changed pin or another
 interpreter is a new environment, and an unchanged one is installed once.
 The installer is handed no variable named like a secret.
 """
@@ -20,19 +21,27 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.request
+import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from nullius_core.definitions import Install, unstructure
+from nullius_core.definitions.urls import url_file_name
 from nullius_core.paths import Paths
+from nullius_core.run.download import DownloadError, download
 from nullius_core.run.progress import Progress, Timer
 from nullius_core.run.upstream import UpstreamError, cloned_commit
 from nullius_core.secret_names import without_secrets
 
 MARKER = ".nullius-installed"
+PREFETCH = "prefetch"  # the folder of an install's prefetched files, NULLIUS_PREFETCH
+OWN_SCRIPTS = Path(sysconfig.get_path("scripts"))  # the programs of Nullius's own environment (uv, from its test extra)
+
+# What an install step says while it goes (a download's bytes): the fields of an `install` progress line.
+Say = Callable[..., None]
 
 
 class InstallError(Exception):
@@ -159,7 +168,7 @@ def ensure(
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         try:
-            _install(target, makings, upstream)
+            _install(target, makings, upstream, lambda **fields: progress.stage("install", **{label: key}, **fields))
         except InstallError:
             progress.stage("install", **{label: key}, state="failed", seconds=timer.seconds)
             shutil.rmtree(target, ignore_errors=True)
@@ -178,8 +187,30 @@ def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:
         raise InstallError(f"{what} failed (exit {done.returncode}):\n" + "\n".join(tail))
 
 
-def _install(folder: Path, makings: Makings, upstream: Path | None) -> None:
+def prefetch_folder(install_dir: Path | None, install: Install | None) -> str:
+    """NULLIUS_PREFETCH: the folder of the install's prefetched files, or "" when it prefetches none."""
+    return str(install_dir / PREFETCH) if install_dir is not None and install is not None and install.prefetch else ""
+
+
+def uv_program() -> str:
+    """uv: on PATH, else beside Nullius's own interpreter (the `uv` package installs it there)."""
+    found = shutil.which("uv") or shutil.which("uv", path=str(OWN_SCRIPTS))
+    if found is None:
+        raise InstallError(
+            f"project.locked installs at the upstream's lock file's pins with uv export --frozen; uv is neither on PATH nor in {OWN_SCRIPTS} (pip install uv)"
+        )
+    return found
+
+
+def _install(folder: Path, makings: Makings, upstream: Path | None, say: Say) -> None:
     install = makings.install
+    try:
+        files = install.prefetch_files()
+    except ValueError as exc:
+        raise InstallError(str(exc)) from None
+    # first, before any installer runs: a file that is not the pinned one refuses the environment before it costs anything
+    for file in files:
+        _fetch(file.url, folder / PREFETCH / file.name, file.sha256, f"prefetch {file.name} ({file.url})", say)
     if install.npm:
         _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), *install.npm], "npm install")
     if makings.python is None:
@@ -196,33 +227,34 @@ def _install(folder: Path, makings: Makings, upstream: Path | None) -> None:
     for index in install.indexes or []:
         _run([*pip, "--extra-index-url", index.url, *index.packages], f"pip install from {index.url}")
     for wheel in install.wheels or []:
-        _run([*pip, str(_fetch_wheel(wheel.url, wheel.sha256, folder))], f"pip install {wheel.url}")
+        name = url_file_name(wheel.url)
+        target = folder / "wheels" / name
+        _fetch(wheel.url, target, wheel.sha256, f"wheel {name} ({wheel.url})", say)
+        _run([*pip, str(target)], f"pip install {wheel.url}")
     if install.project is not None:
-        if upstream is None:
-            raise InstallError("the environment installs the upstream project, but the upstream is not cloned")
-        project = upstream / install.project.path
-        extras = f"[{','.join(install.extras)}]" if install.extras else ""
-        if install.project.locked:
-            if shutil.which("uv") is None:
-                raise InstallError("project.locked installs at the upstream's lock file's pins with uv export --frozen; uv is not on PATH (pip install uv)")
-            locked = folder / "locked-requirements.txt"
-            _run(["uv", "export", "--frozen", "--no-hashes", "--no-emit-project", "-o", str(locked)], "uv export --frozen", cwd=project)
-            _run([*pip, "-r", str(locked)], "pip install of the locked requirements")
-        _run([*pip, "--no-deps" if install.project.locked else "--upgrade-strategy=only-if-needed", f"{project}{extras}"], "pip install of the upstream project")
-    if install.prefetch:
-        raise InstallError("install.prefetch is not supported by this version of Nullius")
+        _install_project(folder, install, upstream, pip)
 
 
-def _fetch_wheel(url: str, sha256: str, folder: Path) -> Path:
-    name = url.rsplit("/", 1)[-1].split("?")[0]
-    target = folder / "wheels" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _install_project(folder: Path, install: Install, upstream: Path | None, pip: list[str]) -> None:
+    """The upstream's own project from its clone, with its extras; with `locked`, at its lock file's pins first."""
+    assert install.project is not None
+    if upstream is None:
+        raise InstallError("the environment installs the upstream project, but the upstream is not cloned")
+    project = upstream / install.project.path
+    extras = f"[{','.join(install.extras)}]" if install.extras else ""
+    if install.project.locked:
+        locked = folder / "locked-requirements.txt"
+        # the extras' pins too: the project itself goes in with --no-deps, so they come from the lock or not at all
+        wanted = [arg for extra in install.extras or [] for arg in ("--extra", extra)]
+        argv = [uv_program(), "export", "--frozen", "--no-hashes", "--no-emit-project", *wanted, "-o", str(locked)]
+        _run(argv, "uv export --frozen", cwd=project)
+        _run([*pip, "-r", str(locked)], "pip install of the locked requirements")
+    _run([*pip, "--no-deps" if install.project.locked else "--upgrade-strategy=only-if-needed", f"{project}{extras}"], "pip install of the upstream project")
+
+
+def _fetch(url: str, target: Path, sha256: str, what: str, say: Say) -> None:
+    """A file of the install, downloaded and checked, saying its bytes while it comes."""
     try:
-        with urllib.request.urlopen(url, timeout=120) as response, open(target, "wb") as out:  # noqa: S310
-            shutil.copyfileobj(response, out)
-    except OSError as exc:
-        raise InstallError(f"cannot download {url}: {exc}") from None
-    found = hashlib.sha256(target.read_bytes()).hexdigest()
-    if found != sha256:
-        raise InstallError(f"{url}: its sha256 is {found}, but the pin is {sha256}; refused")
-    return target
+        download(url, target, sha256, what, lambda got, total: say(state="downloading", file=target.name, bytes=got, of=total))
+    except DownloadError as exc:
+        raise InstallError(str(exc)) from None

@@ -362,6 +362,7 @@ def driver_launch(
         NULLIUS_DATASET=str(dataset_file) if dataset_file else "",
         NULLIUS_UPSTREAM=str(clone) if clone else "",
         NULLIUS_VERSION=bench.version or "",
+        NULLIUS_PREFETCH=install.prefetch_folder(install_dir, bench.driver.install),
         PYTHONUNBUFFERED="1",
     )
     for name, value in options.items():

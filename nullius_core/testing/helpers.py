@@ -25,6 +25,7 @@ _CONTROL_VARS = (
     "STANDARD_DATA_DIR",
     "SECRETS_DIR",
     "NULLIUS_JOBS_DIR",
+    "NULLIUS_PROGRESS_EVERY",  # the pace of a download's lines: a test that wants another sets it itself
     "COLUMNS",  # the width of piped tables: a test sees the default, whatever terminal ran it
 )
 
