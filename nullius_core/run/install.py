@@ -155,6 +155,8 @@ def ensure(
     if (target / MARKER).exists():
         progress.stage("install", **{label: key}, state="cached")
         return target
+    if install.project is not None and install.project.locked:
+        uv_program()  # a missing uv refused now, not after the slower steps before the project's
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run may be installing the same digest
