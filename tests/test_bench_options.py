@@ -61,6 +61,24 @@ def test_a_value_that_embeds_gets_the_runs_own_relay_before_the_driver_its_cost_
     assert not (tmp_path / "jobs" / "nokey").exists()
 
 
+def test_the_benchmarks_own_mcp_servers_get_its_relay_as_the_driver_does(env, fake_model, tmp_path):
+    options(env, retrieval=RETRIEVAL)
+    path = Path(env["NULLIUS_CATALOGUE"]) / "benchmarks" / "faulty" / "standard.json"
+    standard = json.loads(path.read_text())
+    standard["mcp_servers"] = {"lookup": {"command": ["python3", "-c", "pass"], "summary": "A lookup that embeds."}}
+    path.write_text(json.dumps(standard))
+    fake_model.use({"rules": [{"when": {"contains": "Say alpha"}, "reply": {"text": "alpha"}}]})
+    env = {**env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_model.openai_base_url, "OPENAI_COMPATIBLE_API_KEY": "sk-agents-key-0123456789abcdef"}
+    ran = run_cli(["run", "faulty", "scripted", "--model", "fake-1", "--provider", "openai-compatible", "--base-url", fake_model.openai_base_url,
+                   "--unsandboxed", "--limit", "1", "--bench-option", "retrieval=embed", "--job-name", "mcp"], env)
+    assert ran.code == 0, ran.output
+    acp = [json.loads(line) for line in (tmp_path / "jobs" / "mcp" / "u0000" / "agent" / "acp.jsonl").read_text().splitlines()]
+    [new] = [m["msg"] for m in acp if m["dir"] == "out" and m["msg"].get("method") == "session/new"]
+    [server] = new["params"]["mcpServers"]
+    given = {e["name"]: e["value"] for e in server["env"]}
+    assert given["OPENAI_BASE_URL"].endswith("/benchmark/v1") and given["OPENAI_API_KEY"] != KEY
+
+
 def test_a_value_that_needs_the_host_refuses_the_run_saying_the_install_or_the_hardware(env, tmp_path):
     options(env, tooling={"summary": "Which tool checks the answer.", "values": ["plain", "special", "gpu"], "default": "plain",
                           "needs": {"special": {"host": {"summary": "the special checker", "check": ["no-such-checker-xyz"],

@@ -256,7 +256,9 @@ def test_served_by_pins_replace_the_callers_routing(nullius_env, fake_model, tmp
     try:
         info = json.loads(proc.stdout.readline())
         client = openai.OpenAI(base_url=info["base_url"], api_key=info["token"], max_retries=0)
-        client.chat.completions.create(model="x", messages=[{"role": "user", "content": "x"}], extra_body={"provider": {"order": ["cheap"]}})
+        leaked = "sk-or-v1-the-callers-own-key-0123456789abcdef"
+        client.chat.completions.create(model="x", messages=[{"role": "user", "content": "x"}],
+                                       extra_body={"provider": {"order": ["cheap"], "note": leaked}})
         assert fake_model.requests[-1].body["provider"] == {"order": ["anthropic", "google-vertex"], "allow_fallbacks": False}
         assert fake_model.requests[-1].headers["x-openrouter-metadata"] == "enabled"  # the routing facts, whatever the caller sent
         list(client.chat.completions.create(model="x", messages=[{"role": "user", "content": "x"}], stream=True))
@@ -266,7 +268,8 @@ def test_served_by_pins_replace_the_callers_routing(nullius_env, fake_model, tmp
         assert fake_model.requests[-1].body["provider"] == {"order": ["anthropic", "google-vertex"], "allow_fallbacks": False}
         assert "x-openrouter-metadata" not in fake_model.requests[-1].headers  # Messages replies carry no routing facts
         records = [json.loads(line) for line in (tmp_path / "rec" / "calls.jsonl").read_text().splitlines()]
-        assert records[0]["routing_sent"]["order"] == ["anthropic", "google-vertex"] and records[0]["routing_caller"] == {"order": ["cheap"]}
+        assert records[0]["routing_sent"]["order"] == ["anthropic", "google-vertex"] and records[0]["routing_caller"]["order"] == ["cheap"]
+        assert leaked not in (tmp_path / "rec" / "calls.jsonl").read_text()  # the caller's routing, cleaned as every record is
         # who served: the endpoint the routing facts mark selected, whole, streamed, and in a Responses stream's terminal event
         assert [(r["api"], r["served_by"], r["held"]) for r in records] == [
             ("openai-chat", "Anthropic", True), ("openai-chat", "Anthropic", True), ("openai-responses", "Anthropic", True),

@@ -186,3 +186,22 @@ def test_relay_serve_takes_the_call_limit_as_timeout(nullius_env, fake_model, tm
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_score_after_a_guards_stop_stands_though_the_agents_last_call_got_a_429(env, fake_model, tmp_path):
+    """The guard stops the unit while the agent's call is in flight, and that call gets a 429: the stop explains the end."""
+    stop = tmp_path / "jobs" / "guard-429" / "u0000" / ".work" / "relay" / "stop"
+
+    def respond(request):
+        with open(stop, "a") as guard:
+            guard.write("guard: the agent asked for the answer key\n")
+        return {"fault": {"status": 429}}
+
+    fake_model.use(respond)
+    ran = run_agent(env, fake_model, "guard-429", "--limit", "1")
+    assert ran.code == 0, ran.output
+    [result] = results(tmp_path / "jobs" / "guard-429").values()
+    assert result["standard"]["stopped"] == "guard: the agent asked for the answer key"
+    assert result["standard"]["outcome"] == "failed" and "exception_info" not in result  # scored, not rate_limited
+    [call] = [json.loads(line) for line in (tmp_path / "jobs" / "guard-429" / "u0000" / "agent" / "calls.jsonl").read_text().splitlines()]
+    assert call["status"] == 429
