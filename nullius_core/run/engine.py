@@ -35,6 +35,7 @@ from nullius_core.relay import upstreams
 from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
 from nullius_core.run import budget, scope
+from nullius_core.run.bench_relay import start_bench_relay
 from nullius_core.run.environments import BoxLender
 from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
@@ -50,7 +51,6 @@ from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial, tri
 from nullius_core.session import Session
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
-BENCH_ROUTE = "benchmark"
 
 
 @attrs.frozen
@@ -175,7 +175,7 @@ class Engine:
                                         gated=prepared.bench.standard.gated)
             relay.watchers.append(self._watch.call)
         if prepared.bench_upstream is not None:  # before the driver's first op: it may embed from its `units` on
-            prepared = await self._start_bench_relay(job, prepared)
+            prepared, self._bench_relay = await start_bench_relay(self.session, job.path, prepared, self.progress)
         context = RunContext(job=job.name, job_dir=job.path, paths=self.session.paths, progress=self.progress)
         try:
             await backend.start(context)
@@ -250,22 +250,6 @@ class Engine:
         await relay.start()
         self.progress.stage("relay", provider=upstream.provider.name, url=relay.base_url)
         return prepared, relay
-
-    async def _start_bench_relay(self, job: JobDir, prepared: Prepared) -> Prepared:
-        """The run's own relay for a driver that embeds: one route, its model pinned, recorded in .work/relay-benchmark as the
-        benchmark's cost; the driver (and its MCP servers) get it as OPENAI_BASE_URL, its token as OPENAI_API_KEY."""
-        upstream = prepared.bench_upstream
-        assert upstream is not None
-        meter = budget.bench_meter(self.session.paths, upstream.provider.name, RunRefused)
-        relay = self._bench_relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=meter)
-        await relay.start()
-        seconds = prepared.bench.limits.call_seconds
-        route = relay.add_route(BENCH_ROUTE, job.path / BENCH_RECORD, kind="benchmark", model=prepared.embeddings,
-                                call_seconds=float(seconds) if seconds else None)
-        self.progress.stage("relay", role="benchmark", provider=upstream.provider.name, model=prepared.embeddings, url=relay.base_url)
-        env = {**prepared.launch.env, "OPENAI_BASE_URL": relay.url(BENCH_ROUTE), "OPENAI_API_KEY": route.token}
-        return attrs.evolve(prepared, launch=attrs.evolve(prepared.launch, env=env),
-                            bench_route={"base_url": relay.url(BENCH_ROUTE), "key": route.token})
 
     # --- planning ------------------------------------------------------------
 
