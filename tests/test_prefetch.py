@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from file_server import file_server, run_releasing
 
 from nullius_core.testing import run_cli
@@ -181,7 +182,6 @@ def test_a_capability_finds_its_prefetched_files_in_nullius_prefetch(nullius_env
     import re
     import shutil
 
-    from conftest import ROOT
     from test_capability_runs import KEY, reader
 
     root = tmp_path / "catalogue"

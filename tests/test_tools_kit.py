@@ -234,7 +234,7 @@ def test_the_engine_fills_the_servers_command_from_the_drivers_install_and_the_k
 
     bench = load(KIT / "standard.json").resolve("agent-tools-v1")
     install = tmp_path / "install"
-    prepared = SimpleNamespace(bench=bench, entry=SimpleNamespace(folder=KIT), install_dir=install)
+    prepared = SimpleNamespace(bench=bench, entry=SimpleNamespace(folder=KIT), install_dir=install, bench_route=None)
     setup = {"mcp": [{"name": "office", "server": "office", "env": {"NULLIUS_KIT_SEED": "s", "NULLIUS_MCP_LOG": "/v/l", "NULLIUS_KIT_CHECK": "retry"}}]}
     [entry] = mcp_servers(prepared, setup)
     assert entry.name == "office"
