@@ -93,6 +93,8 @@ def _shard(text: str | None) -> Shard | None:
 @click.option("--effort", help="The reasoning effort (over the variant's reasoning_effort), given the agent the way its definition declares.")
 @click.option("--served-by", "served_by", multiple=True, metavar="[MODEL=]SLUG[,SLUG...]",
               help="OpenRouter: the providers that may answer a model (the run's, without MODEL=), in order and no other. Repeatable.")
+@click.option("--from-run", "from_run", type=click.Path(path_type=Path, dir_okay=False), metavar="RECIPE",
+              help="Run a job of a recipe (the app's builder writes them): with several, the one --job-name names.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, the upstream's own answerer (original), or a control (nop, oracle), into a job."""
@@ -100,6 +102,15 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     session = session_for(ctx)
     resume: Path | None = options["resume"]
     variants = []
+    if options["from_run"] is not None:
+        from nullius_core.cli import from_run
+
+        from_run.refuse_others(ctx, "run")
+        if benchmark is not None or participant is not None or resume is not None:
+            raise Refused("run --from-run takes the benchmark and the participant from the recipe: give neither, nor --resume")
+        spec = from_run.run_spec(session, options["from_run"], options["job_name"], _jobs_dir(options["jobs_dir"], session.paths.jobs_dir))
+        _run_job(session, spec, None, False)
+        return
     if resume is not None:
         if options["variant_dir"] is not None or options["all_variants"] or options["effort"]:
             raise Refused("--resume runs the job's own variant and effort: --variant, --all-variants and --effort do not go with it")
@@ -215,8 +226,37 @@ def data_add(target: str, file: Path) -> None:
 NAMED = ("leaked", "passing", "failing", "errored")  # the units a failed check names
 
 
+def _prove_requests(ctx: click.Context, session: Any, benchmark: str | None, options: dict[str, Any]) -> list[Any]:
+    """What prove is asked: one request from the command line, or one per dataset of a prove recipe (--from-run)."""
+    from nullius_core.run.prove import ProveRequest
+
+    jobs_dir = _jobs_dir(options["jobs_dir"], session.paths.jobs_dir)
+    if options["from_run"] is not None:
+        from nullius_core.cli import from_run
+
+        from_run.refuse_others(ctx, "prove")
+        if benchmark is not None:
+            raise Refused("prove --from-run takes the benchmark from the recipe: give none")
+        recipe, datasets = from_run.prove_requests(options["from_run"])
+        resolve_benchmark(session.catalogue, recipe.benchmark)
+        return [ProveRequest(benchmark=recipe.benchmark, jobs_dir=jobs_dir, dataset=dataset, limit=recipe.limit,
+                             bench_options=dict(recipe.bench_options), concurrency=recipe.concurrency) for dataset in datasets]
+    if benchmark is None:
+        raise Refused("prove needs BENCHMARK (or --from-run RECIPE)")
+    resolve_benchmark(session.catalogue, benchmark)  # an unknown or invalid benchmark is refused here, not taken for a break below
+    jobs = {}
+    for name, value in _pairs(options["jobs"], "--job").items():
+        if name not in ("nop", "oracle"):
+            raise Refused(f"--job names a control, nop or oracle, not {name!r}")
+        _job(Path(value), f"--job {name}={value}")
+        jobs[name] = Path(value)
+    return [ProveRequest(benchmark=benchmark, jobs_dir=jobs_dir, dataset=options["dataset"], limit=options["limit"],
+                         shard=_shard(options["shard_text"]), bench_options=_pairs(options["bench_options"], "--bench-option"),
+                         jobs=jobs, concurrency=options["concurrency"])]
+
+
 @click.command("prove")
-@click.argument("benchmark")
+@click.argument("benchmark", required=False)
 @click.option("--dataset", help="Prove this dataset only (default: every dataset).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N units for the leak check and the controls.")
 @click.option("--shard", "shard_text", metavar="I/N", help="The leak check and the controls on shard I of N.")
@@ -225,32 +265,21 @@ NAMED = ("leaked", "passing", "failing", "errored")  # the units a failed check 
 @click.option("-j", "--jobs-at-once", "concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Units at a time.")
 @click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where the control jobs go.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.option("--from-run", "from_run", type=click.Path(path_type=Path, dir_okay=False), metavar="RECIPE",
+              help="Prove as a prove recipe says (the app's Run control checks writes one): its benchmark, datasets, limit and options.")
 @refusals
-def prove_cmd(benchmark: str, **options: Any) -> None:
+def prove_cmd(benchmark: str | None, **options: Any) -> None:
     """Prove BENCHMARK: units, leak, nop and oracle checks per dataset; record what passed."""
     from nullius_core.run.progress import Progress
-    from nullius_core.run.prove import ProveRequest, as_json, prove
+    from nullius_core.run.prove import as_json, prove
 
-    session = session_for(click.get_current_context())
-    resolve_benchmark(session.catalogue, benchmark)  # an unknown or invalid benchmark is refused here, not taken for a break below
-    jobs = {}
-    for name, value in _pairs(options["jobs"], "--job").items():
-        if name not in ("nop", "oracle"):
-            raise Refused(f"--job names a control, nop or oracle, not {name!r}")
-        _job(Path(value), f"--job {name}={value}")
-        jobs[name] = Path(value)
-    request = ProveRequest(
-        benchmark=benchmark,
-        jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
-        dataset=options["dataset"],
-        limit=options["limit"],
-        shard=_shard(options["shard_text"]),
-        bench_options=_pairs(options["bench_options"], "--bench-option"),
-        jobs=jobs,
-        concurrency=options["concurrency"],
-    )
+    ctx = click.get_current_context()
+    session = session_for(ctx)
+    requests = _prove_requests(ctx, session, benchmark, options)
+    result: dict[str, Any] = {}
     try:
-        result = prove(session, request, Progress())
+        for request in requests:
+            result.update(prove(session, request, Progress()))
     except RunRefused as exc:
         raise Refused(f"prove refused: {exc}") from None
     except DefinitionError:
@@ -267,7 +296,7 @@ def prove_cmd(benchmark: str, **options: Any) -> None:
                 verdict = {"passed": "passed", "failed": "FAILED", "not checked": "NOT CHECKED"}[check.state]
                 detail = check.record.get("passed") or check.record.get("failed") or check.record.get("not_checked") or ""
                 named = "; ".join(f"{key}: {', '.join(check.record[key])}" for key in NAMED if check.record.get(key))
-                click.echo(f"{benchmark}/{dataset} {check.name}: {verdict} {detail} {named}".rstrip())
+                click.echo(f"{requests[0].benchmark}/{dataset} {check.name}: {verdict} {detail} {named}".rstrip())
     if any(c.state == "failed" for checks in result.values() for c in checks):
         sys.exit(PROVE_FAILED)  # a check not checked failed nothing: its line says so, and it is not recorded as a pass
 
@@ -291,29 +320,10 @@ def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
         click.echo(f"absent shards of the launch: {', '.join(map(str, summary['absent_shards']))}: the merged job is incomplete", err=True)
 
 
-@click.command("conform")
-@click.argument("participant", metavar="KEY[@VERSION]")
-@click.option("--model", help="The model the agent is given; its proofs name it. A capability whose kit reads no model needs none.")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each check K times; a check holds when a majority pass.")
-@click.option("--option", "agent_options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's. Repeatable.")
-@click.option("--port", "ports", multiple=True, help="Prove only this port. Repeatable.")
-@click.option("--provider", help="The model provider the relay forwards to.")
-@click.option("--base-url", help="The provider's base URL, ending at its /v1.")
-@click.option("--backend", default="local", show_default=True)
-@click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on the local backend, which is not a sandbox.")
-@click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=2, show_default=True, help="Checks at a time.")
-@click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where the kits' jobs go.")
-@click.option("--json", "as_json", is_flag=True)
-@refusals
-def conform_cmd(participant: str, **options: Any) -> None:
-    """Run the kits of every port KEY could offer; record what is proven."""
-    import json
+def _conform_request(session: Any, participant: str, options: dict[str, Any]) -> Any:
+    from nullius_core.run.conform import ConformRequest
 
-    from nullius_core.run.conform import ConformRequest, conform
-    from nullius_core.run.progress import Progress
-
-    session = session_for(click.get_current_context())
-    request = ConformRequest(
+    return ConformRequest(
         participant=participant,
         model=upstreams.model_for(session, options["provider"], options["model"]),
         jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir),
@@ -326,8 +336,55 @@ def conform_cmd(participant: str, **options: Any) -> None:
         concurrency=options["concurrency"],
         ports=tuple(options["ports"]),
     )
-    from nullius_core.run.conform import ConformCancelled, ConformRefused
 
+
+def _conform_from_run(ctx: click.Context, session: Any, participant: str | None, options: dict[str, Any]) -> Any:
+    """A conform recipe (--from-run) as the request, nothing else of what to run given."""
+    from nullius_core.cli import from_run
+    from nullius_core.run.conform import ConformRequest
+
+    from_run.refuse_others(ctx, "conform")
+    if participant is not None:
+        raise Refused("conform --from-run takes the participant from the recipe: give none")
+    recipe = from_run.conform_recipe(options["from_run"])
+    return ConformRequest(participant=recipe.participant, model=upstreams.model_for(session, recipe.provider, recipe.model),
+                          jobs_dir=_jobs_dir(options["jobs_dir"], session.paths.jobs_dir), repeat=recipe.repeat,
+                          agent_options=dict(recipe.options), provider=recipe.provider, base_url=recipe.base_url, backend=recipe.backend,
+                          unsandboxed=recipe.unsandboxed, concurrency=recipe.concurrency, ports=tuple(recipe.ports))
+
+
+@click.command("conform")
+@click.argument("participant", metavar="KEY[@VERSION]", required=False)
+@click.option("--model", help="The model the agent is given; its proofs name it. A capability whose kit reads no model needs none.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each check K times; a check holds when a majority pass.")
+@click.option("--option", "agent_options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's. Repeatable.")
+@click.option("--port", "ports", multiple=True, help="Prove only this port. Repeatable.")
+@click.option("--provider", help="The model provider the relay forwards to.")
+@click.option("--base-url", help="The provider's base URL, ending at its /v1.")
+@click.option("--backend", default="local", show_default=True)
+@click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on the local backend, which is not a sandbox.")
+@click.option("-j", "--jobs", "concurrency", type=click.IntRange(min=1), default=2, show_default=True, help="Checks at a time.")
+@click.option("--jobs-dir", type=click.Path(path_type=Path), help="Where the kits' jobs go.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--from-run", "from_run", type=click.Path(path_type=Path, dir_okay=False), metavar="RECIPE",
+              help="Conform as a conform recipe says (the app's Prove its ports writes one).")
+@refusals
+def conform_cmd(participant: str | None, **options: Any) -> None:
+    """Run the kits of every port KEY could offer; record what is proven."""
+    import json
+
+    from nullius_core.run.conform import ConformCancelled, ConformRefused, conform
+    from nullius_core.run.progress import Progress
+
+    ctx = click.get_current_context()
+    session = session_for(ctx)
+    if options["from_run"] is not None:
+        request = _conform_from_run(ctx, session, participant, options)
+    elif participant is None:
+        raise Refused("conform needs KEY (or --from-run RECIPE)")
+    else:
+        request = _conform_request(session, participant, options)
+    participant = request.participant
     try:
         results = conform(session, request, Progress())
     except (RunRefused, ConformRefused) as exc:
