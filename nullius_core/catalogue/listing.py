@@ -128,6 +128,8 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
                 "records": bench.proven,  # every record whole: what each check covered, its job and its date
                 "not_checked": _not_checked(bench.proven),
                 "source": entry.source(),
+                "from_user": entry.from_user,
+                "definition": str(entry.file),  # the file a reader (the app) loads for the rest of the definition
                 "shadows": _shadows(catalogue, entry),
                 "proofs": catalogue.standing(entry, bench.version).as_json(),
             }
@@ -164,9 +166,10 @@ def _sources(catalogue: Catalogue, participant: Resolved) -> dict[str, Any]:
     """Which copy of the definition is used, what it shadows, and where its proofs come from."""
     entry = catalogue.get(participant.family, participant.key)
     if entry is None:
-        return {"source": "", "shadows": None, "proofs": None}
+        return {"source": "", "from_user": False, "definition": None, "shadows": None, "proofs": None}
     block = participant.version if participant.has_versions else None
-    return {"source": entry.source(), "shadows": _shadows(catalogue, entry), "proofs": catalogue.standing(entry, block).as_json()}
+    return {"source": entry.source(), "from_user": entry.from_user, "definition": str(entry.file), "shadows": _shadows(catalogue, entry),
+            "proofs": catalogue.standing(entry, block).as_json()}
 
 
 def _shadows(catalogue: Catalogue, entry: Entry) -> str | None:

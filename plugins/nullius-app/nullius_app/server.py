@@ -1,0 +1,23 @@
+"""The app's aiohttp application: its safety middleware, its static files, and each page module's routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from nullius_app import home
+from nullius_app.render import STATIC
+from nullius_app.safety import middleware
+
+# Each module adds its own routes: (module, what it serves).
+PAGES = [home]
+
+
+def make_app(state: Any) -> web.Application:
+    app = web.Application(middlewares=[middleware(state)], client_max_size=4 * 1024 * 1024)
+    app["state"] = state
+    for module in PAGES:
+        module.add_routes(app)
+    app.router.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
+    return app

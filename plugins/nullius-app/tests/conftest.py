@@ -1,0 +1,3 @@
+"""The app's fixtures (app_world.py): a running `nullius app`, and a real browser."""
+
+from app_world import app, app_env, browser, page  # noqa: F401 - pytest finds fixtures by name
