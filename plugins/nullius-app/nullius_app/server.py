@@ -10,8 +10,10 @@ from nullius_app import home
 from nullius_app.render import STATIC
 from nullius_app.safety import middleware
 
-# Each module adds its own routes: (module, what it serves).
-PAGES = [home]
+# Each page module adds its own routes (`add_routes(app)`): one module per part of the app, one line each here.
+PAGES = [
+    home,  # /: the front page
+]
 
 
 def make_app(state: Any) -> web.Application:
