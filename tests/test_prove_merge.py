@@ -296,3 +296,36 @@ def test_prove_that_breaks_exits_3_never_1(env, catalogue, monkeypatch):
     assert "RuntimeError: a bug of ours" in broke.stderr
     assert broke.stderr.splitlines()[-1] == "nullius: prove broke (the traceback above is Nullius's own error); exit 3, not 1: no check failed"
     assert "failed" not in proven(catalogue).get("test", {})
+
+
+def test_use_bundled_sets_the_users_copy_and_its_local_proofs_aside(nullius_env, tmp_path):
+    """The app's "Use bundled entry": the plugin's own definition again; nothing of the user's is deleted."""
+    dist = tmp_path / "dist"
+    pip_install_target(dist, [str(ROOT / "examples" / "benchmark-plugin-template")])
+    env = with_path({**nullius_env, "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}, dist)
+    assert run_cli(["prove", "example-arith", "--limit", "2"], env).code == 0  # local proofs of the plugin's entry
+    user = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue"
+    assert (user / "proofs" / "benchmarks" / "example-arith.json").exists()
+    shutil.copytree(dist / "nullius_bench_example" / "catalogue" / "benchmarks" / "example-arith", user / "benchmarks" / "example-arith")
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    assert next(b for b in listed["benchmarks"] if b["ref"].startswith("example-arith"))["source"] == "user catalogue"
+    used = run_cli(["use-bundled", "example-arith"], env)
+    assert used.code == 0, used.output
+    assert "benchmark example-arith: the bundled entry again; the user's copy is set aside in" in used.stdout
+    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    row = next(b for b in listed["benchmarks"] if b["ref"].startswith("example-arith"))
+    assert row["source"].startswith("plugin example-bench") and not row["from_user"] and row["proofs"]["from"] == "definition"
+    assert not (user / "benchmarks" / "example-arith").exists() and not (user / "proofs" / "benchmarks" / "example-arith.json").exists()
+    [aside] = (user / ".set-aside").iterdir()
+    assert (aside / "benchmarks" / "example-arith" / "standard.json").exists()  # nothing deleted: it can be brought back
+    assert (aside / "proofs" / "benchmarks" / "example-arith.json").exists()
+    again = run_cli(["use-bundled", "example-arith"], env)
+    assert again.code == 2 and "is not a user copy: it is already the bundled entry" in again.stderr
+    missing = run_cli(["use-bundled", "no-such-thing"], env)
+    assert missing.code == 2 and "no agent, capability or benchmark named 'no-such-thing'" in missing.stderr
+
+
+def test_use_bundled_keeps_a_user_entry_no_plugin_ships(env, catalogue):
+    refused = run_cli(["use-bundled", "faulty"], env)
+    assert refused.code == 2 and "no plugin ships benchmark 'faulty': its user copy is the only definition, and is kept" in refused.stderr
+    assert (catalogue / "benchmarks" / "faulty" / "standard.json").exists()

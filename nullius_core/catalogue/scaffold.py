@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,28 @@ def _repin(block: dict[str, Any], kind: str, version: str) -> None:
             install["npm"] = [f"{package}@{version}" if r == f"{package}@{old}" else r for r in install["npm"]]
         if "pip" in install:
             install["pip"] = [f"{package}=={version}" if r == f"{package}=={old}" else r for r in install["pip"]]
+
+
+def use_bundled(catalogue: Catalogue, kind: str, key: str) -> tuple[Path, Path | None]:
+    """Use a plugin's own entry again: the user's copy of KEY and the local proofs of the plugin's entry set aside.
+
+    Nothing is deleted: both move under the user catalogue's `.set-aside/<UTC time>/`, whence a person may bring
+    them back. Refused for an entry no plugin ships (removing the user's would leave none) or one with no user copy.
+    """
+    entry = catalogue.get(kind, key)
+    bundled = catalogue.overridden.get((kind, key))
+    if entry is None or not entry.from_user:
+        raise ScaffoldError(f"{kind} {key!r} is not a user copy: it is already the bundled entry ({entry.source() if entry else 'none'})")
+    if bundled is None:
+        raise ScaffoldError(f"no plugin ships {kind} {key!r}: its user copy is the only definition, and is kept ({entry.folder})")
+    aside = catalogue.user_root / ".set-aside" / datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%fZ")
+    moved = aside / f"{kind}s" / key
+    moved.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(entry.folder), str(moved))
+    proofs_file = catalogue.proofs_file(bundled)
+    kept = None
+    if proofs_file.exists():
+        kept = aside / "proofs" / f"{kind}s" / proofs_file.name
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(proofs_file), str(kept))
+    return moved, kept

@@ -13,7 +13,7 @@ from nullius_core.catalogue.catalogue import scan
 from nullius_core.catalogue.checks import check_file
 from nullius_core.catalogue.listing import CONTROLS, fits_for, listing, participant_sources, resolve_benchmark, sources_of
 from nullius_core.catalogue.proofs import SECTIONS, not_looked_for
-from nullius_core.catalogue.scaffold import ScaffoldError, new_entry, new_version
+from nullius_core.catalogue.scaffold import ScaffoldError, new_entry, new_version, use_bundled
 from nullius_core.cli.base import USAGE_ERROR, Refused, console, json_option, print_json, refusals, session_for
 from nullius_core.cli.proof_lines import check_line, port_line
 from nullius_core.definitions import FILE_KINDS, DefinitionError
@@ -278,6 +278,24 @@ def new_version_(key: str, version: str) -> None:
     except ScaffoldError as exc:
         raise Refused(str(exc)) from None
     click.echo(f"wrote {path}: {key}@{version}, nothing proven yet; it runs nothing until its ports are proven")
+
+
+@click.command("use-bundled")
+@click.argument("key")
+@refusals
+def use_bundled_(key: str) -> None:
+    """Use the plugin's own entry of KEY again: the user's copy and its local proofs set aside (never deleted)."""
+    session = session_for(click.get_current_context())
+    catalogue = session.catalogue
+    kind = next((k for k in ("agent", "capability", "benchmark") if catalogue.get(k, key) is not None), None)
+    if kind is None:
+        raise Refused(f"no agent, capability or benchmark named {key!r} (see nullius list)")
+    try:
+        moved, proofs = use_bundled(catalogue, kind, key)
+    except ScaffoldError as exc:
+        raise Refused(str(exc)) from None
+    click.echo(f"{kind} {key}: the bundled entry again; the user's copy is set aside in {moved}"
+               + (f", its local proofs in {proofs}" if proofs else ""))
 
 
 def _plain(*cells: str) -> list[Text]:

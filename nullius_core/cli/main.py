@@ -20,6 +20,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "check": ("nullius_core.cli.catalogue_commands", "check"),
     "fit": ("nullius_core.cli.catalogue_commands", "fit_"),
     "new": ("nullius_core.cli.catalogue_commands", "new"),
+    "use-bundled": ("nullius_core.cli.catalogue_commands", "use_bundled_"),
     "plugins": ("nullius_core.cli.plugin_commands", "plugins"),
     "paths": ("nullius_core.cli.plugin_commands", "paths"),
     "run": ("nullius_core.cli.run_commands", "run"),
