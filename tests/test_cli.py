@@ -78,6 +78,17 @@ def test_fit_json_and_an_unknown_benchmark(env_good):
     assert offers["agent.tools/v1"]["skills"] == ["decoys"] and offers["agent.tools/v1"]["kit_version"] == 2
 
 
+def test_list_json_names_each_port_and_whether_conform_can_run_its_kit(nullius_env):
+    """The app's Prove its ports offers the ports whose kit runs: list --json's `ports`."""
+    listed = json.loads(run_cli(["list", "--json"], nullius_env).stdout)
+    ports = {p["name"]: p for p in listed["ports"]}
+    assert ports["agent.task/v1"] == {"name": "agent.task/v1", "family": "agent", "kit_version": 1, "basic": ["word-1", "word-2", "word-3"],
+                                      "skills": {}, "conform": None}
+    assert ports["agent.tools/v1"]["kit_version"] == 2 and set(ports["agent.tools/v1"]["skills"]) == {"decoys", "chain", "retry"}
+    assert ports["cap.memory/v1"]["family"] == "capability" and ports["cap.memory/v1"]["conform"] is None
+    assert ports["agent.browser/v1"]["conform"] == "the port has no kit yet" and ports["agent.browser/v1"]["kit_version"] is None
+
+
 def test_new_writes_into_the_user_catalogue_and_check_names_what_to_fill(nullius_env):
     result = run_cli(["new", "benchmark", "my-bench"], nullius_env)
     assert result.code == 0, result.output

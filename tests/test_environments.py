@@ -66,6 +66,26 @@ def test_secrets_are_kept_without_values_and_expire(env, tmp_path):
     assert store.get("TOOL_LICENSE_KEY") is None
 
 
+def test_secrets_list_json_says_each_declared_name_whether_set_and_when_never_a_value(env, tmp_path):
+    """The app's Licences panel reads this: name, kind, to, summary, set, set_at, expires, expired."""
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2999-12-31"], env, input="k-456").code == 0
+    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN", "--expires", "2000-01-01"], env, input="t-789").code == 0
+    listed = run_cli(["secrets", "list", "envbench", "--json"], env)
+    assert listed.code == 0 and "k-456" not in listed.output and "t-789" not in listed.output
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert sorted(rows) == ["SCORER_TOKEN", "TOOL_LICENSE_FILE", "TOOL_LICENSE_KEY", "TOOL_LICENSE_SERVER"]
+    key = rows["TOOL_LICENSE_KEY"]
+    assert {k: key[k] for k in ("kind", "to", "summary", "set", "expires", "expired")} == {
+        "kind": "value", "to": "agent", "summary": "the tool's licence key", "set": True, "expires": "2999-12-31", "expired": False}
+    assert key["set_at"].endswith("Z")
+    assert rows["SCORER_TOKEN"]["set"] is False and rows["SCORER_TOKEN"]["expired"] is True  # past its day: counts as not set
+    assert rows["TOOL_LICENSE_FILE"] == {"name": "TOOL_LICENSE_FILE", "kind": "file", "to": "agent", "summary": None, "set": False,
+                                         "set_at": None, "expires": None, "expired": False}
+    assert rows["TOOL_LICENSE_SERVER"]["kind"] == "server"
+    plain = run_cli(["secrets", "list", "envbench"], env).stdout
+    assert "not set (expired 2000-01-01)" in plain and "expires 2999-12-31" in plain
+
+
 def test_the_local_backend_runs_controls_in_any_environment_but_not_without_licences(env, tmp_path):
     result = run_cli(["run", "envbench", "oracle", "--job-name", "first"], env)
     assert result.code == 0, result.output

@@ -158,8 +158,15 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
         "capabilities": [r for r in people_rows if r["family"] == "capability"],
         "fits": pairs,
         "controls": list(CONTROLS),
+        "ports": [port_row(port) for port in ports.values()],
         "invalid": broken_b + broken_p,
     }
+
+
+def port_row(port: Port) -> dict[str, Any]:
+    """A registered port: its kit's checks and skills, and why `nullius conform` cannot run its kit yet (None when it can)."""
+    return {"name": port.name, "family": port.family, "kit_version": port.kit_version, "basic": port.basic,
+            "skills": port.skills, "conform": port.kit_cannot_run()}
 
 
 def _sources(catalogue: Catalogue, participant: Resolved) -> dict[str, Any]:

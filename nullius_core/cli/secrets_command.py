@@ -78,7 +78,8 @@ def list_cmd(ctx: click.Context, benchmark: str, as_json: bool) -> None:
     index = store.index()
     rows = [
         {"name": name, "kind": s.kind, "to": s.to, "summary": s.summary, "set": store.get(name) is not None,
-         "set_at": (index.get(name) or {}).get("set_at"), "expires": (index.get(name) or {}).get("expires")}
+         "set_at": (index.get(name) or {}).get("set_at"), "expires": (index.get(name) or {}).get("expires"),
+         "expired": store.expired(name)}
         for name, s in sorted(declared.items())
     ]
     if as_json:
@@ -88,4 +89,6 @@ def list_cmd(ctx: click.Context, benchmark: str, as_json: bool) -> None:
         click.echo(f"{key} declares no secrets")
     for row in rows:
         state = f"set {row['set_at']}" + (f", expires {row['expires']}" if row["expires"] else "") if row["set"] else "not set"
+        if row["expired"]:
+            state = f"not set (expired {row['expires']})"
         click.echo(f"{row['name']:24} {row['kind']:6} to {row['to']:7} {state}")

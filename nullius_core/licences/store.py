@@ -80,11 +80,15 @@ class SecretStore:
             self._write_index(index)
         return existed
 
+    def expired(self, name: str) -> bool:
+        """Whether NAME was set with an expiry that has passed (it then counts as not set)."""
+        expires = (self.index().get(name) or {}).get("expires")
+        return bool(expires) and expires < datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
     def get(self, name: str) -> bytes | None:
         """The value, or None when it is not set or has expired."""
         path = self._path(name)
-        expires = (self.index().get(name) or {}).get("expires")
-        if expires and expires < datetime.now(timezone.utc).strftime("%Y-%m-%d"):
+        if self.expired(name):
             return None
         try:
             return path.read_bytes()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import attrs
 
-from nullius_core.definitions import Kit, Standard, load
+from nullius_core.definitions import Kit, Standard, load, read_json
 from nullius_core.definitions.common import bad_port
 
 
@@ -44,6 +44,14 @@ class Port:
     @property
     def basic(self) -> list[str]:
         return list(self.kit.basic) if self.kit else []
+
+    def kit_cannot_run(self) -> str | None:
+        """Why `nullius conform` cannot run this port's kit yet (no kit, or a kit with no driver), or None when it can."""
+        if self.kit is None or self.kit_folder is None:
+            return "the port has no kit yet"
+        if "driver" not in read_json(self.kit_folder / "standard.json"):
+            return "its kit has no driver yet"
+        return None
 
     @classmethod
     def from_kit(cls, folder: Path, contract: str) -> Port:

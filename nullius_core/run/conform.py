@@ -91,12 +91,9 @@ def kits_for(session: Session, family: str, only: tuple[str, ...] = ()) -> tuple
     for port in session.ports:
         if port.family != family or (only and port.name not in only):
             continue
-        if port.kit is None or port.kit_folder is None:
-            skipped.append((port.name, "the port has no kit yet"))
-            continue
-        standard = read_json(port.kit_folder / "standard.json")
-        if "driver" not in standard:
-            skipped.append((port.name, "its kit has no driver yet"))
+        why = port.kit_cannot_run()
+        if why is not None:
+            skipped.append((port.name, why))
             continue
         runnable.append(port)
     return runnable, skipped
