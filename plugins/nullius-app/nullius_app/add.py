@@ -26,17 +26,23 @@ class Kind:
     folder: str
     files: str
     prove: str
+    pin: str = ("Pin the upstream: a release tag's commit (for an annotated tag, the ^{} line of git ls-remote --tags), "
+                "a default-branch commit only when there is no release.")
 
 
+PACKAGE_PIN = ("Pin the upstream: the released package's exact version, every package of its install pinned "
+               "(a release tag's commit for anything built from its repository; for an annotated tag, the ^{} line of git ls-remote --tags).")
 KINDS = {
     "benchmark": Kind("/import-benchmark", "benchmark", "benchmarks",
-                      "standard.json, benchmark.json, upstream-settings.json and driver.py (or a Harbor task folder, if the skill chooses Harbor)",
+                      "standard.json, benchmark.json, upstream-settings.json and driver.py; through Harbor there is none to write, "
+                      "the pinned tasks folder is the dataset",
                       "`nullius check`, then `nullius prove <key> --limit 3`, then a short run"),
     "standard": Kind("/import-standard", "benchmark", "benchmarks", "standard.json, benchmark.json, upstream-settings.json and driver.py",
                      "`nullius check`, then `nullius prove <key> --limit 3`, then a short run"),
-    "agent": Kind("/import-agent", "agent", "agents", "agent.json", "`nullius check`, then `nullius conform <key> --model MODEL ...`, then a short run"),
-    "capability": Kind("/import-capability", "capability", "capabilities", "capability.json",
-                       "`nullius check`, then `nullius conform <key> ...`, then a short run of a benchmark it fits"),
+    "agent": Kind("/import-agent", "agent", "agents", "agent.json", "`nullius check`, then `nullius conform <key> --model MODEL ...`, then a short run",
+                  PACKAGE_PIN),
+    "capability": Kind("/import-capability", "capability", "capabilities", "capability.json and the program that speaks its port",
+                       "`nullius check`, then `nullius conform <key>`, then a short run of a benchmark it fits", PACKAGE_PIN),
 }
 TYPES = (("benchmark", "A benchmark (the assistant chooses Harbor or the Nullius standard)"),
          ("standard", "A benchmark, through the Nullius standard"),
@@ -55,8 +61,7 @@ def prompt(kind: str, name: str, source: str, remark: str, catalogue: str) -> st
         skill,
         "",
         f"Write its definition into my user catalogue, which is writable: {catalogue}/{k.folder}/<key>/ ({k.files}). "
-        "Leave the installed Nullius package unchanged. Pin the upstream: a release tag's commit "
-        "(for an annotated tag, the ^{} line of git ls-remote --tags), a default-branch commit only when there is no release.",
+        f"Leave the installed Nullius package unchanged. {k.pin}",
         "",
         "If you run on another machine than mine, work in a source checkout of Nullius (a clone of its repository, "
         "set up with ./dev setup; the skills are in its .claude/skills/), write the entry into that checkout's user catalogue "
