@@ -6,13 +6,15 @@ from typing import Any
 
 from aiohttp import web
 
-from nullius_app import home
+from nullius_app import compare_page, home, viewer
 from nullius_app.render import STATIC
 from nullius_app.safety import middleware
 
 # Each page module adds its own routes (`add_routes(app)`): one module per part of the app, one line each here.
 PAGES = [
     home,  # /: the front page
+    viewer,  # /jobs, /jobs/JOB, /jobs/JOB/TRIAL: the job viewer
+    compare_page,  # /compare?a=JOB&b=JOB: two jobs compared (nullius compare)
 ]
 
 
