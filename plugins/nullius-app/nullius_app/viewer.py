@@ -29,7 +29,8 @@ RECORDS = ("agent/trajectory.json", "agent/trace.json", "agent/gateway.log", "ag
            *(where[k] for where in trial_views.ROUTES.values() for k in ("calls", "live", "bodies")))
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 LANES = ("phases", "model calls", "tool calls", "judge calls", "simulated user")
-CALL_CHARS = 1024 * 1024  # of a request or reply, a call's own page shows this much
+CALL_CHARS = 1024 * 1024
+STEPS_SHOWN = 2000  # of a trajectory's steps, the page lays out this many  # of a request or reply, a call's own page shows this much
 
 
 def job_url(job: str, *rest: str) -> str:
@@ -125,7 +126,8 @@ def _trajectory(jobs_dir: Path, folder: Path, origin: datetime | None, simulated
         data = read_object(path, "agent/trajectory.json")
     except Unreadable as exc:
         return {"steps": None, "part": read_part(path), "problem": str(exc), "here": True}
-    return {"steps": trial_views.steps_of(data, origin, simulated), "part": None, "problem": None, "here": True,
+    steps = trial_views.steps_of(data, origin, simulated)
+    return {"steps": steps[:STEPS_SHOWN], "total": len(steps), "part": None, "problem": None, "here": True,
             "final": obj(data.get("final_metrics")), "extra": obj(data.get("extra"))}
 
 
@@ -159,7 +161,7 @@ async def trial(request: web.Request) -> web.Response:
                 reward=dig(result, "verifier_result", "rewards", "reward"),
                 standard=obj(result.get("standard")), problems=problems, config=config,
                 trajectory=_trajectory(jobs_dir, folder, origin, bool(config.get("simulator"))),
-                timelines=_timelines(spans, result, origin), trace_here=bool(trace), routes=routes,
+                timelines=_timelines(spans, result, origin), lanes={s.lane for s in spans}, trace_here=bool(trace), routes=routes,
                 verifier=trial_views.verifier_of(jobs_dir, folder),
                 exception=read_part(record(jobs_dir, folder, "exception.txt")),
                 logs=[(n, read_part(record(jobs_dir, folder, n))) for n in ("trial.log", "agent/stderr.txt")],

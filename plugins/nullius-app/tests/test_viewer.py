@@ -147,6 +147,22 @@ def test_a_trials_trajectory_tool_call_timeline_relay_calls_and_verifier(viewer_
     no_key(page)
 
 
+def test_a_rate_limited_unit_and_its_refused_call(viewer_app, viewer_world, page, tmp_path):
+    page.goto(viewer_app.url + "/jobs/limited")
+    page.wait_for_selector("svg.grid")
+    assert page.locator("svg.grid rect.o-rate_limited title").all_text_contents() == ["u0001: rate limited · ApiRateLimitError"]
+    assert "1 left out (not the agent's doing)" in page.locator(".box", has_text="Mean").inner_text()
+    page.goto(viewer_app.url + "/jobs/limited/u0001")
+    page.wait_for_selector("table.calls")
+    shot(page, tmp_path, "trial-limited-u0001")
+    call = page.locator("#calls-agent ~ table.calls tr.call.failed")
+    assert call.count() == 1 and "429" in call.inner_text()
+    assert "error: code rate_limit_exceeded" in page.locator("#calls-agent ~ table.calls tr.bodies").first.inner_text()
+    failed = page.locator("svg.timeline g.mark:has(rect.bar.model.failed) title").first.text_content()
+    assert failed.startswith("model call ") and "status 429" in failed
+    assert "ApiRateLimitError: the agent's last model call got 429" in page.locator("#exception ~ p.bad").inner_text()
+
+
 def test_a_tool_call_a_notice_and_the_agents_own_stop(viewer_app, page, tmp_path):
     page.goto(viewer_app.url + "/jobs/tool/u0000")
     page.wait_for_selector("ol.steps")

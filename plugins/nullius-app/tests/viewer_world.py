@@ -9,6 +9,8 @@
   a tool call, a permission, a notice, then the answer.
 - `talk`: the fixture conversation `talk`, its simulated user and its judge on
   routes of their own.
+- `limited`: `scripted` again, the fake model answering its second unit 429:
+  that unit ends rate limited (run once more, then left out of the mean).
 - `faulty`: the fixture `faulty`'s oracle in mode faulty: five units fail, each
   its own way (setup, score, oracle, a timeout).
 - `broken`: a job whose result.json is not JSON.
@@ -54,6 +56,9 @@ TALK = {"rules": [
     {"when": {"model": "fake-1"}, "reply": {"text": "Glad to help."}},
 ]}
 
+LIMITED = {"rules": [{"when": {"user_contains": "bravo"}, "reply": {"fault": {"status": 429, "retry_after": 0}}}],
+           "default": {"text": "alpha"}}
+
 
 def _run(env: dict, args: list[str]) -> None:
     done = run_cli(args, env)
@@ -91,6 +96,8 @@ def make_jobs(root: Path, installs: Path) -> dict:
                    "--limit", "3", "--job-name", "tool"])
     with running_fake_model(TALK) as fake:
         _run(env, ["run", "talk", "scripted", *scripted, "--base-url", fake.openai_base_url, "--limit", "2", "--job-name", "talk"])
+    with running_fake_model(LIMITED) as fake:
+        _run(env, ["run", "faulty", "scripted", *scripted, "--base-url", fake.openai_base_url, "--limit", "2", "--job-name", "limited"])
     _run(env, ["run", "faulty", "oracle", "--bench-option", "mode=faulty", "--job-name", "faulty"])
     broken = Path(env["NULLIUS_JOBS_DIR"]) / "broken"
     shutil.copytree(Path(env["NULLIUS_JOBS_DIR"]) / "he-nop", broken)
