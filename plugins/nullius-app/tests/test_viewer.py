@@ -249,6 +249,18 @@ def test_a_running_job_and_records_of_shapes_not_expected_are_said_never_a_trace
         assert "Traceback" not in page.content() and page.locator("li.step").count() == 5
     assert "u0002/result.json: not here" in page.locator(".problems").inner_text()
     shot(page, tmp_path, "trial-running")
+    # a summary of a shape nothing foresaw: the page says which job and what it found
+    strange = jobs / "odd-summary"
+    if not strange.exists():
+        shutil.copytree(jobs / "tool", strange, symlinks=True)
+        result = json.loads((strange / "result.json").read_text())
+        result["standard"]["cost"]["unknown_trials"] = 3
+        (strange / "result.json").write_text(json.dumps(result))
+    status, html = get(viewer_app.url + "/jobs/odd-summary")
+    assert status == 500 and "odd-summary" in html and "TypeError" in html and "Traceback" not in html
+    page.goto(viewer_app.url + "/jobs/odd-summary")
+    shot(page, tmp_path, "job-cannot-be-shown")
+    assert "hold something the viewer did not expect" in page.locator(".problems").inner_text()
 
 
 @pytest.mark.parametrize("path", [
