@@ -6,13 +6,15 @@ from typing import Any
 
 from aiohttp import web
 
-from nullius_app import add, catalogue, home
+from nullius_app import add, catalogue, compare_page, home, viewer
 from nullius_app.render import STATIC
 from nullius_app.safety import middleware
 
 # Each page module adds its own routes (`add_routes(app)`): one module per part of the app, one line each here.
 PAGES = [
     home,  # /: the front page
+    viewer,  # /jobs, /jobs/JOB, /jobs/JOB/TRIAL: the job viewer
+    compare_page,  # /compare?a=JOB&b=JOB: two jobs compared (nullius compare)
     catalogue,  # /benchmarks /agents /capabilities, a page per definition, its actions, a benchmark's Licences panel
     add,  # /add: the prompt for a coding assistant to bring something in
 ]

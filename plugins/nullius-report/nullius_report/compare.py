@@ -120,32 +120,39 @@ def check_units(by_job: dict[str, list[Trial]]) -> None:
                           + "); compare jobs run on the same units")
 
 
-def paired_between(a: list[Trial], b: list[Trial]) -> stats.Paired:
-    def by_unit(trials: list[Trial]) -> tuple[dict, dict, dict]:
-        rewards: dict[tuple, list[float]] = defaultdict(list)
-        parts: dict[tuple, list[float]] = defaultdict(list)
-        passed: dict[tuple, list[bool]] = defaultdict(list)
-        for t in trials:
-            if t.reward is None:
-                continue
-            rewards[t.key].append(t.reward)
-            parts[t.key] += t.parts
-            passed[t.key].append(bool(t.passed))
-        return rewards, parts, passed
+def _by_unit(trials: list[Trial]) -> tuple[dict, dict, dict]:
+    """Unit -> its scored trials' rewards, every observation (each attempt's parts), and whether each attempt passed."""
+    rewards: dict[tuple, list[float]] = defaultdict(list)
+    parts: dict[tuple, list[float]] = defaultdict(list)
+    passed: dict[tuple, list[bool]] = defaultdict(list)
+    for t in trials:
+        if t.reward is None:
+            continue
+        rewards[t.key].append(t.reward)
+        parts[t.key] += t.parts
+        passed[t.key].append(bool(t.passed))
+    return rewards, parts, passed
 
-    ra, pa, sa = by_unit(a)
-    rb, pb, sb = by_unit(b)
+
+def paired_between(a: list[Trial], b: list[Trial]) -> dict[str, Any]:
+    """The paired statistics of A against B, and `by_unit`: each unit both have, A's and B's reward (the mean of its
+    trials) and, for pass/fail jobs, whether it passed in each (most of its attempts did)."""
+    ra, pa, sa = _by_unit(a)
+    rb, pb, sb = _by_unit(b)
     pass_fail = all(t.kind == "pass" for t in a + b)
     # a unit passes when most of its attempts did: with one attempt, simply whether it passed
     va = {u: sum(v) * 2 > len(v) for u, v in sa.items()} if pass_fail else None
     vb = {u: sum(v) * 2 > len(v) for u, v in sb.items()} if pass_fail else None
-    return stats.paired(ra, rb, va, vb, pa, pb)
+    units = [{"benchmark": u[0], "dataset": u[1], "unit": u[2], "a": stats.mean(ra[u]), "b": stats.mean(rb[u]),
+              "passed_a": va[u] if va is not None else None, "passed_b": vb[u] if vb is not None else None}
+             for u in sorted(set(ra) & set(rb))]
+    return {**attrs.asdict(stats.paired(ra, rb, va, vb, pa, pb)), "by_unit": units}
 
 
 @attrs.frozen(kw_only=True)
 class Comparison:
     rows: list[Row]
-    paired: list[dict[str, Any]]  # one per consecutive pair of jobs: {a, b, ...Paired}
+    paired: list[dict[str, Any]]  # one per consecutive pair of jobs: {a, b, ...Paired, by_unit}
     warnings: list[str]
 
 
@@ -160,8 +167,7 @@ def compare(paths: list[Path]) -> Comparison:
     jobs = list(by_job)
     paired = []
     for first, second in zip(jobs, jobs[1:]):
-        result = paired_between(by_job[first], by_job[second])
-        paired.append({"a": Path(first).name, "b": Path(second).name, **attrs.asdict(result)})
+        paired.append({"a": Path(first).name, "b": Path(second).name, **paired_between(by_job[first], by_job[second])})
     warnings = [t.economics.warning for t in trials if t.economics and t.economics.warning]
     return Comparison(rows=rows_of(trials), paired=paired, warnings=warnings)
 

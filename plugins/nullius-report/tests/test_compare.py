@@ -58,6 +58,18 @@ def test_paired_statistics_by_hand(a_and_b):
     assert paired["clustered"]["a"]["se"] is None  # one observation a unit: no clustering to do
 
 
+def test_each_unit_paired(a_and_b):
+    [paired] = a_and_b["paired"]
+    # a: one trial a unit; b: each unit's reward the mean of its two attempts, passed when most of them passed
+    got = {u["unit"]: (u["a"], u["b"], u["passed_a"], u["passed_b"]) for u in paired["by_unit"]}
+    assert got == {"u0000": (1.0, 1.0, True, True), "u0001": (0.0, 1.0, False, True),
+                   "u0002": (1.0, 0.0, True, False), "u0003": (0.0, 1.0, False, True)}
+    assert {(u["benchmark"], u["dataset"]) for u in paired["by_unit"]} == {("gsm8k", "test")}
+    wins = sum(1 for u in paired["by_unit"] if u["a"] > u["b"])
+    losses = sum(1 for u in paired["by_unit"] if u["a"] < u["b"])
+    assert (wins, losses) == (paired["wins"], paired["losses"])
+
+
 def test_the_pictures_and_the_terminal_table(jobs, tmp_path):
     out = tmp_path / "out"
     done = compare(jobs, str(jobs["a"]), str(jobs["b"]), "--out", str(out))
