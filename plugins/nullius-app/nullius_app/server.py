@@ -6,13 +6,15 @@ from typing import Any
 
 from aiohttp import web
 
-from nullius_app import home
+from nullius_app import builder, home, runs
 from nullius_app.render import STATIC
 from nullius_app.safety import middleware
 
 # Each page module adds its own routes (`add_routes(app)`): one module per part of the app, one line each here.
 PAGES = [
     home,  # /: the front page
+    builder,  # /build: the run builder and the saved recipes
+    runs,  # /runs: the commands the app started, their jobs' progress, cancel and resume
 ]
 
 
