@@ -60,7 +60,7 @@ async def build_page(request: web.Request) -> web.Response:
     recipes = saved_recipes(state.recipes_dir)
     benchmarks: list[dict[str, Any]] = []
     try:
-        benchmarks = await reader.benchmarks()
+        benchmarks = await reader.benchmarks(fresh=True)
         ref = request.query.get("benchmark")
         saved = None
         if request.query.get("recipe"):

@@ -1,9 +1,9 @@
 """What the builder offers for a benchmark: read from `nullius list --json`, `nullius fit BENCH --json`, `nullius plugins --json`
 and the definition files `list --json` names (loaded with `nullius_core.definitions.load`).
 
-The catalogue's listing and the plugins are kept for a few seconds, so that
-the plan the builder shows as the form changes does not start a command at
-each change; a benchmark's fit is asked each time its form is drawn.
+A page drawn asks each command anew; what it read is kept for a few
+seconds, so that the plan the builder shows as the form changes does not
+start a command at each change.
 """
 
 from __future__ import annotations
@@ -115,21 +115,21 @@ class CatalogueReader:
         try:
             data = await self.state.nullius.json(*args)
         except CommandFailed as exc:
-            raise Unavailable(f"nullius {' '.join(args)}: {exc.done.said}") from None
+            raise Unavailable(f"nullius {' '.join(args)}: {exc.done.said.removeprefix('nullius: ')}") from None
         self._kept[args] = (now, data)
         return data
 
-    async def listing(self) -> dict[str, Any]:
-        return await self._json("list", "--json")
+    async def listing(self, fresh: bool = False) -> dict[str, Any]:
+        return await self._json("list", "--json", fresh=fresh)
 
-    async def benchmarks(self) -> list[dict[str, Any]]:
-        """Every benchmark of the listing (each version a ref), by key."""
-        return sorted((await self.listing())["benchmarks"], key=lambda b: b["ref"])
+    async def benchmarks(self, fresh: bool = False) -> list[dict[str, Any]]:
+        """Every benchmark of the listing (each version a ref), by key; `fresh`: the listing asked now (a page drawn)."""
+        return sorted((await self.listing(fresh))["benchmarks"], key=lambda b: b["ref"])
 
     async def bench(self, ref: str, fresh: bool = True) -> BenchView:
-        """The benchmark `ref` as the builder offers it; `fresh`: its fit asked now (a page drawn), else as kept (a plan)."""
+        """The benchmark `ref` as the builder offers it; `fresh`: its fit and the plugins asked now (a page drawn), else as kept (a plan)."""
         listing, fitted, plugins = await asyncio.gather(self.listing(), self._json("fit", ref, "--json", fresh=fresh),
-                                                        self._json("plugins", "--json"))
+                                                        self._json("plugins", "--json", fresh=fresh))
         entry = next((b for b in listing["benchmarks"] if b["ref"] == ref), None)
         if entry is None:
             known = ", ".join(b["ref"] for b in listing["benchmarks"]) or "none"

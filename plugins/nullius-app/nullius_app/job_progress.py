@@ -141,7 +141,7 @@ def read(jobs_dir: Path, name: str, being_run: bool) -> JobProgress:
                        reason=standard.get("reason") or (done_line or {}).get("reason"), **count)
 
 
-WIDTH = 300
+WIDTH = 200
 
 
 def bar(progress: JobProgress) -> list[dict[str, Any]]:

@@ -44,7 +44,8 @@
     put(section, "ended", run.ended ? `, ended ${when(run.ended)}` : "");
     const said = field(section, "said");
     said.hidden = !run.said;
-    said.classList.toggle("bad", run.code !== 0 && run.code !== null);
+    said.classList.toggle("warn", run.code === 130); // cancelled: resumable
+    said.classList.toggle("bad", run.code !== 0 && run.code !== null && run.code !== 130);
     put(section, "said", run.said || "");
     put(section, "log", (run.log || []).join("\n"));
     section.querySelector("[data-cancel]").hidden = !run.running;
