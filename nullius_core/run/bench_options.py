@@ -6,7 +6,8 @@ An option applies to a run when its `datasets` hold the run's dataset, its
 `setups` is `yours` alone) and, for each option its `when` names, that
 option applies and holds one of the values listed. One that does not apply is
 neither set for the driver nor recorded; a value given for it is refused,
-saying why. A chosen value's `needs.host` (programs on PATH, a CUDA GPU) is
+saying why (the rules are definitions/setups.py's, shared with the app's
+builder). A chosen value's `needs.host` (programs on PATH, a CUDA GPU) is
 checked before any unit, whatever the backend; its `needs.embeddings` gets
 the run's own relay (engine.py).
 """
@@ -17,43 +18,9 @@ import shutil
 import subprocess
 
 from nullius_core.contracts.refused import RunRefused
-from nullius_core.definitions import Option, ResolvedBenchmark
+from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.definitions.common import Host, ValueNeeds
-
-YOURS = "yours"
-SETUPS = ("original", "model", YOURS)
-
-
-def _setups(option: Option) -> list[str]:
-    return list(option.setups) if option.setups is not None else [YOURS]
-
-
-def _why_not(name: str, option: Option, values: dict[str, str], setup: str, ref: str) -> str | None:
-    """Why option `name` does not apply (given the values of the options that do), or None when it does."""
-    if setup not in _setups(option):
-        return f"option {name!r} of {ref} is a setting of the {', '.join(_setups(option))} setup(s), not of this run's ({setup})"
-    for other, allowed in (option.when or {}).items():
-        if values.get(other) not in allowed:
-            now = values.get(other)
-            said = f"it is {now!r}" if now is not None else "it does not apply"
-            return f"option {name!r} of {ref} applies only when {other} is {' or '.join(allowed)} ({said})"
-    return None
-
-
-def applying(declared: dict[str, Option], values: dict[str, str], setup: str, ref: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The values of the options that apply, and why each of the others does not (an option's `when` may name one that does not)."""
-    held = dict(values)
-    why: dict[str, str] = {}
-    changed = True
-    while changed:  # an option whose `when` names one that was just dropped is dropped in turn
-        changed = False
-        for name in list(held):
-            reason = _why_not(name, declared[name], held, setup, ref)
-            if reason is not None:
-                why[name] = reason
-                del held[name]
-                changed = True
-    return held, why
+from nullius_core.definitions.setups import SETUPS, YOURS, applying  # noqa: F401  (the rules the app's builder shares)
 
 
 def refuse_given(given: dict[str, str], why: dict[str, str]) -> None:

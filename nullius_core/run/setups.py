@@ -16,6 +16,7 @@ from __future__ import annotations
 import attrs
 
 from nullius_core.definitions import ResolvedBenchmark
+from nullius_core.definitions.setups import original_method
 from nullius_core.relay.server import Upstream
 
 ORIGINAL = "original"  # the participant that is the upstream's own answerer
@@ -57,14 +58,15 @@ def choose(bench: ResolvedBenchmark, model: str | None, provider: str, refused: 
     model = model or (original.default if original is not None else None)
     if not model:
         raise refused(f"{bench.ref} original needs --model (its setups name no default)")
-    if original is not None and (not original.models or model in original.models):
+    method = original_method(bench.standard, model)
+    if method == "original" and original is not None:
         if original.providers is not None and provider not in original.providers:
             raise refused(f"{bench.ref}'s original setup is served by {', '.join(sorted(original.providers))}, not {provider!r}")
         prefix = (original.providers or {}).get(provider, "")
         sent = prefix + (original.served_as or {}).get(model, model)
         turn = float(original.turn_seconds) if original.turn_seconds else None
         return SetupChoice(name="original", asked=model, told=model, sent=sent, comparable_with_paper=bool(original.models)), turn
-    if substitute is None or not substitute.runs_as:
+    if method is None or substitute is None:
         models = ", ".join(original.models or []) if original is not None else ""
         raise refused(f"--model {model}: {bench.ref}'s original setup runs {models}, and it has no model setup to run another")
     return SetupChoice(name="model", asked=model, told=substitute.runs_as, sent=model, comparable_with_paper=False), None

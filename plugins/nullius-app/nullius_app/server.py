@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from nullius_app import add, catalogue, compare_page, home, viewer
+from nullius_app import add, builder, catalogue, compare_page, home, runs, viewer
 from nullius_app.render import STATIC
 from nullius_app.safety import middleware
 
@@ -17,6 +17,8 @@ PAGES = [
     compare_page,  # /compare?a=JOB&b=JOB: two jobs compared (nullius compare)
     catalogue,  # /benchmarks /agents /capabilities, a page per definition, its actions, a benchmark's Licences panel
     add,  # /add: the prompt for a coding assistant to bring something in
+    builder,  # /build: the run builder and the saved recipes
+    runs,  # /runs: the commands the app started, their jobs' progress, cancel and resume
 ]
 
 

@@ -1,0 +1,155 @@
+"""The builder (`/build`): a run chosen in a form, compiled to a recipe and its jobs, saved, and run as `nullius run --from-run`.
+
+- `GET /build`: the benchmarks to choose from and the saved recipes;
+  `?benchmark=REF` draws the form for one, `?recipe=NAME` a saved recipe in it.
+- `POST /build/plan`: the form as a plan: the recipe, its jobs named as the
+  standard says, the exact commands, the options that apply, what is wrong.
+- `POST /build/save`: the recipe saved as `<recipes>/<name>.json`.
+- `POST /build/run`: saved, then each job started (`state.runs.start`): a
+  command of the RunBook, with its log, listed on /runs. What the CLI
+  refuses, it says there in its own words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from nullius_app.builder_catalogue import CatalogueReader, Unavailable
+from nullius_app.builder_form import Plan, form_of, free_name, new_form, plan_of
+from nullius_app.render import page
+from nullius_app.safety import inside
+
+READER = web.AppKey("builder.reader", CatalogueReader)
+TITLE = "Build a run"
+
+
+def saved_recipes(folder: Path) -> list[dict[str, Any]]:
+    """Every run recipe saved under `folder`, newest first (one that cannot be read says why)."""
+    out = []
+    for path in folder.glob("*.json") if folder.is_dir() else []:
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            out.append({"name": path.stem, "problem": f"cannot be read: {exc}", "mtime": path.stat().st_mtime})
+            continue
+        if not isinstance(raw, dict) or raw.get("kind", "run") != "run":
+            continue  # a prove or conform recipe: another page's
+        out.append({"name": path.stem, "benchmark": raw.get("benchmark"), "mtime": path.stat().st_mtime,
+                    "participants": [*raw.get("agents", []), *raw.get("capabilities", []), *raw.get("others", [])],
+                    "datasets": raw.get("datasets") or [], "limit": raw.get("limit"), "machines": raw.get("machines", 1)})
+    return sorted(out, key=lambda r: r["mtime"], reverse=True)
+
+
+def _keys(benchmarks: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(key, its first ref) for the chooser; a key's versions are chosen in its form."""
+    seen: dict[str, str] = {}
+    for bench in benchmarks:
+        seen.setdefault(bench["ref"].partition("@")[0], bench["ref"])
+    return sorted(seen.items())
+
+
+async def build_page(request: web.Request) -> web.Response:
+    state = request.app["state"]
+    reader = request.app[READER]
+    values: dict[str, Any] = {"view": None, "form": None, "plan": None, "failed": None, "loaded": None}
+    recipes = saved_recipes(state.recipes_dir)
+    benchmarks: list[dict[str, Any]] = []
+    try:
+        benchmarks = await reader.benchmarks(fresh=True)
+        ref = request.query.get("benchmark")
+        saved = None
+        if request.query.get("recipe"):
+            saved = _read_recipe(state.recipes_dir, request.query["recipe"])
+            ref = str(saved.get("benchmark") or "")
+            values["loaded"] = request.query["recipe"]
+        if ref:
+            view = await reader.bench(ref)
+            form = form_of(saved, view) if saved is not None else new_form(view, free_name(view.key, state.recipes_dir, state.jobs_dir))
+            values.update(view=view, form=form, plan=plan_of(view, form, state.recipes_dir, state.jobs_dir))
+    except Unavailable as exc:
+        values["failed"] = str(exc)
+    return page(request, "builder.html", TITLE, keys=_keys(benchmarks), recipes=recipes, recipes_dir=str(state.recipes_dir),
+                jobs_dir=str(state.jobs_dir), **values)
+
+
+def _read_recipe(folder: Path, name: str) -> dict[str, Any]:
+    path = inside(folder, f"{name}.json")
+    try:
+        raw = json.loads(path.read_text())
+    except OSError as exc:
+        raise Unavailable(f"no saved recipe {name!r} ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise Unavailable(f"{path}: not JSON: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("kind", "run") != "run":
+        raise Unavailable(f"{path} is not a run recipe")
+    return raw
+
+
+async def _plan(request: web.Request) -> tuple[Plan, dict[str, Any]]:
+    state = request.app["state"]
+    try:
+        form = await request.json()
+    except json.JSONDecodeError:
+        raise web.HTTPBadRequest(text="expected the form as JSON") from None
+    if not isinstance(form, dict) or not isinstance(form.get("benchmark"), str):
+        raise web.HTTPBadRequest(text="expected the form as JSON, with its benchmark")
+    try:
+        view = await request.app[READER].bench(form["benchmark"], fresh=False)
+    except Unavailable as exc:
+        raise web.HTTPBadRequest(text=str(exc)) from None
+    return plan_of(view, form, state.recipes_dir, state.jobs_dir), form
+
+
+async def plan_route(request: web.Request) -> web.Response:
+    plan, _ = await _plan(request)
+    return web.json_response(plan.json())
+
+
+def _save(plan: Plan, recipes_dir: Path) -> Path:
+    assert plan.recipe is not None and plan.file is not None
+    recipes_dir.mkdir(parents=True, exist_ok=True)
+    path = inside(recipes_dir, plan.file.name)
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(json.dumps(plan.recipe, indent=2) + "\n")
+    part.replace(path)
+    return path
+
+
+def _refused(plan: Plan) -> web.Response:
+    return web.json_response({"said": "; ".join(plan.problems), "plan": plan.json()}, status=400)
+
+
+async def save_route(request: web.Request) -> web.Response:
+    plan, _ = await _plan(request)
+    if plan.problems:
+        return _refused(plan)
+    path = _save(plan, request.app["state"].recipes_dir)
+    return web.json_response({"said": f"saved as {path}", "plan": plan.json()})
+
+
+async def run_route(request: web.Request) -> web.Response:
+    state = request.app["state"]
+    plan, _ = await _plan(request)
+    if plan.problems:
+        return _refused(plan)
+    path = _save(plan, state.recipes_dir)
+    started = []
+    for job in plan.jobs:
+        args = ["run", "--from-run", str(path), "--job-name", job["name"]]
+        entry = await state.runs.start(f"run {job['name']}", args, jobs=[job["name"]])
+        started.append({"id": entry.id, "job": job["name"]})
+    jobs = "job" if len(started) == 1 else "jobs"
+    return web.json_response({"said": f"saved as {path}; started {len(started)} {jobs}", "runs": started, "plan": plan.json()})
+
+
+def add_routes(app: web.Application) -> None:
+    app[READER] = CatalogueReader(app["state"])
+    app.router.add_get("/build", build_page)
+    app.router.add_post("/build/plan", plan_route)
+    app.router.add_post("/build/save", save_route)
+    app.router.add_post("/build/run", run_route)
