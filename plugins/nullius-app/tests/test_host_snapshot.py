@@ -39,7 +39,8 @@ def test_the_snapshot_holds_the_running_code_and_the_users_entries_alone(tmp_pat
     assert not any("__pycache__" in p or p.endswith(".pyc") for p in files)
     listed = json.loads(run_cli(["plugins", "--json"], env).stdout)["plugins"]
     for dist in {p["distribution"] for p in listed if p["status"] == "loaded"}:
-        assert any(p.startswith("code/" + dist.replace("-", "_") + "-") and p.endswith("entry_points.txt") for p in files), dist
+        info = next(p.rsplit("/", 1)[0] for p in files if p.startswith("code/" + dist.replace("-", "_") + "-") and p.endswith("entry_points.txt"))
+        assert f"Name: {dist}" in files[f"{info}/METADATA"].data.decode()  # the host names each plugin's distribution as here
     # the user's entries and their proofs; not what was set aside, not a stray file, no settings, no secrets store
     assert "catalogue/benchmarks/faulty/standard.json" in files and "catalogue/agents/scripted/agent.json" in files
     assert not any(".set-aside" in p or p == "catalogue/stray.txt" or p.split("/")[-1] == "settings.json" or "secrets" in p.split("/")

@@ -135,7 +135,8 @@ def _distribution_items(dist: md.Distribution) -> Iterator[Item]:
             yield _item(f"code/{top}.py", Path(spec.origin))
     info = f"code/{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
     for part in DIST_INFO_FILES:
-        text = dist.read_text(part)
+        # a development install's .egg-info (found first from its project's folder) says PKG-INFO for METADATA
+        text = dist.read_text(part) or (dist.read_text("PKG-INFO") if part == "METADATA" else None)
         if text is not None:
             yield Item(path=f"{info}/{part}", data=text.encode(), mode=0o644)
 
