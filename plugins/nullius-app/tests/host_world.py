@@ -4,11 +4,14 @@ The image is the docker backend's offline base image (`nullius docker base`:
 Debian's packages, Node from npm) with `openssh-server` from Debian's
 mirror (a docker build here reaches it), this machine's CA bundle (the
 network's TLS goes through a proxy this machine trusts: the host must too,
-to reach PyPI for uv and its environment) and three users, reached by a key
+to reach PyPI for uv and its environment), bubblewrap (HumanEval's checks
+run in it; the container's seccomp profile is unconfined and its /proc
+unmasked so that it can make its namespaces and mount a /proc, as on a
+machine) and three users, reached by a key
 the test makes, on a port of 127.0.0.1, the host's key in a known_hosts of
 the test's own:
 
-- `runner`: python3, git, npm (the base's), no uv, no docker: a host for the local backend;
+- `runner`: python3 (and its venv module), git, npm (the base's), bubblewrap, no uv, no docker: a host for the local backend;
 - `nonpm`: its sessions' PATH lacks /usr/local/bin, where npm is;
 - `nopython`: its sessions' PATH holds every program but python3.
 
@@ -43,7 +46,7 @@ Match User nopython
     SetEnv PATH=/opt/nopython/bin
 """
 DOCKERFILE = """FROM {base}
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null \\
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server bubblewrap python3-venv >/dev/null \\
  && rm -rf /var/lib/apt/lists/*
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY sshd.conf /etc/ssh/sshd_config.d/nullius-test.conf
@@ -137,7 +140,9 @@ def ssh_host(tmp_path_factory: pytest.TempPathFactory, nullius_installs: Path) -
     key = root / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nullius-test", "-f", str(key)], check=True, timeout=60)
     name = f"nullius-test-ssh-{uuid.uuid4().hex[:8]}"
-    container = docker("run", "-d", "--rm", "--name", name, "--label", "nullius.test=ssh-host", "-p", "127.0.0.1::22", tag).strip()
+    # seccomp and /proc unmasked: bubblewrap makes its namespaces and mounts its /proc there as on a machine (HumanEval's checks run in it)
+    container = docker("run", "-d", "--rm", "--name", name, "--label", "nullius.test=ssh-host", "--security-opt", "seccomp=unconfined",
+                       "--security-opt", "systempaths=unconfined", "-p", "127.0.0.1::22", tag).strip()
     try:
         port = int(docker("port", container, "22/tcp").splitlines()[0].rsplit(":", 1)[1])
         for user in USERS:

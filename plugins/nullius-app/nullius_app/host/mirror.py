@@ -41,6 +41,7 @@ class Mirrored:
     seconds: float
     log: str  # the run's output since the last mirror
     log_offset: int
+    entries: int = 0  # the job's entries on the host (none: it has made no job)
     links_not_made: tuple[str, ...] = ()
 
     @property
@@ -168,6 +169,7 @@ def mirror_once(host: Host, python: str, snapshot_id: str, run: str, job: Path, 
         raise HostRefused(ssh.explain(host, said))
     if code != 0 or head is None:
         raise HostRefused(f"{host.name}: the mirror failed ({code}): {said.strip()[-800:]}")
-    not_made = _apply_listing(job, head["listing"]) if head["state"].get("job") else []
+    # no listing: the job is not there yet (or no more): nothing here is removed for it
+    not_made = _apply_listing(job, head["listing"]) if head["listing"] else []
     return Mirrored(state=head["state"], files=count, bytes=size, seconds=time.monotonic() - started, log=head.get("log") or "",
-                    log_offset=int(head.get("log_offset") or log_offset), links_not_made=tuple(not_made))
+                    log_offset=int(head.get("log_offset") or log_offset), entries=len(head["listing"]), links_not_made=tuple(not_made))

@@ -214,6 +214,10 @@ def _supervise(root: Path, place: Path, argv: list[str], message: dict, told: in
         message.clear()  # nothing of the values stays with the supervisor
         del env
         code = proc.wait()
+    except BaseException:  # noqa: BLE001 - said in its log, whatever it was
+        import traceback
+
+        traceback.print_exc()
     finally:
         state = json.loads((place / "run.json").read_text()) if (place / "run.json").exists() else {"job": message.get("job")}
         _write_state(place, {**state, "state": "ended", "code": code, "ended": time.time()})
