@@ -141,9 +141,12 @@ class PlannedJob:
     shard: str | None  # I/N
     launch: str  # the shards of one job are one launch
     pins: tuple[tuple[str, tuple[str, ...]], ...]  # (model field, slugs): the fields this participant's run calls
+    host: str | None = None  # the recipe's: the machine reached over SSH that runs it (the app's `nullius host run`)
 
     def command(self, recipe_file: Path | str) -> list[str]:
-        """The exact command that runs this job."""
+        """The exact command that runs this job: here, or on the recipe's host."""
+        if self.host:
+            return ["nullius", "host", "run", "--from-run", str(recipe_file), "--job-name", self.name]
         return ["nullius", "run", "--from-run", str(recipe_file), "--job-name", self.name]
 
 
@@ -162,7 +165,8 @@ def compile_run(recipe: RunRecipe) -> list[PlannedJob]:
             for i in range(1, recipe.machines + 1):
                 shard = f"{i}/{recipe.machines}" if recipe.machines > 1 else None
                 jobs.append(PlannedJob(name=f"{base}-shard-{i}of{recipe.machines}" if shard else base, benchmark=recipe.benchmark,
-                                       dataset=dataset, participant=participant, shard=shard, launch=base, pins=pins))
+                                       dataset=dataset, participant=participant, shard=shard, launch=base, pins=pins,
+                                       host=recipe.host))
     return jobs
 
 

@@ -118,3 +118,25 @@ def test_proves_own_units_and_leak_checks_get_the_drivers_licences(env, catalogu
     checks = json.loads(proved.stdout)["test"]
     assert checks["units"]["ok"] and "failed" not in checks["leak"], proved.output  # setup ran with it too
     assert [p for p in (tmp_path / "jobs").rglob("*") if p.is_file() and "scorer-token-9" in p.read_text(errors="replace")] == []
+
+
+def test_licences_handed_on_stdin_stay_in_memory(env, tmp_path):
+    """`nullius run --licences-stdin`, as a host's launcher starts a run: SECRETS_DIR is not read, the values handed are used."""
+    import base64
+
+    handed = {n: base64.b64encode(v.encode()).decode() for n, v in
+              (("TOOL_LICENSE_KEY", "k"), ("TOOL_LICENSE_FILE", "f"), ("TOOL_LICENSE_SERVER", "127.0.0.1:1"), ("SCORER_TOKEN", "scorer-token-9"))}
+    result = run_cli(["run", "envbench", "oracle", "--job-name", "handed", "--licences-stdin"], env, input=json.dumps(handed))
+    assert result.code == 0, result.output
+    score = json.loads((tmp_path / "jobs" / "handed" / "u0002" / "verifier" / "score.json").read_text())
+    assert score["detail"]["scorer_token_set"] is True
+    assert not (tmp_path / "secrets").exists()  # nothing was kept, nothing read
+    assert [p for p in (tmp_path / "jobs").rglob("*") if p.is_file() and "scorer-token-9" in p.read_text(errors="replace")] == []
+    # what is not handed is not set, whatever SECRETS_DIR holds
+    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN"], env, input="from-the-store").code == 0
+    none = run_cli(["run", "envbench", "oracle", "--job-name", "none", "--licences-stdin"], env, input="{}")
+    assert none.code == 0, none.output
+    trial = json.loads((tmp_path / "jobs" / "none" / "u0002" / "result.json").read_text())
+    assert trial["exception_info"]["exception_type"] == "EnvironmentSecretMissingError"
+    bad = run_cli(["run", "envbench", "oracle", "--job-name", "bad", "--licences-stdin"], env, input="[1]")
+    assert bad.code == 2 and "--licences-stdin: expected on stdin a JSON object of NAME: base64 value" in bad.stderr

@@ -116,3 +116,15 @@ def test_prove_and_conform_run_from_their_recipes(env, fake_model, tmp_path, cat
     assert result["port"] == "agent.task/v1" and result["proven"] and result["passed"] == "3/3"
     extra = run_cli(["conform", "--from-run", str(conform), "--repeat", "3"], env)
     assert extra.code == 2 and "--repeat do not go with it" in extra.stderr
+
+
+def test_a_recipe_with_a_host_runs_there_and_never_here(env, tmp_path):
+    """Its jobs' command is `nullius host run` (the app's); `nullius run --from-run` refuses it, naming that command."""
+    from nullius_core.recipes import compile_run, read
+
+    path = recipe(tmp_path, "away", name="away", benchmark="faulty", datasets=["test"], others=["oracle"], host="runner@build-box")
+    jobs = compile_run(read(path, "run"))
+    assert jobs[0].command(path) == ["nullius", "host", "run", "--from-run", str(path), "--job-name", "away-test-oracle"]
+    refused = run_cli(["run", "--from-run", str(path)], env)
+    assert refused.code == 2 and f"runs its jobs on runner@build-box: nullius host run --from-run {path}" in refused.stderr
+    assert not (tmp_path / "jobs").exists()

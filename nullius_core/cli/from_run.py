@@ -26,7 +26,7 @@ from nullius_core.run.spec import RunSpec
 from nullius_core.run.voices import like_leaderboard, officials
 
 # what a command may still be given beside --from-run: where its jobs go, and which job
-BESIDE = {"from_run", "job_name", "jobs_dir", "resume", "retry_errors", "as_json"}
+BESIDE = {"from_run", "job_name", "jobs_dir", "resume", "retry_errors", "as_json", "licences_stdin"}
 
 
 def refuse_others(ctx: click.Context, command: str) -> None:
@@ -55,6 +55,8 @@ def run_spec(session: Any, path: Path, job_name: str | None, jobs_dir: Path) -> 
         job = recipes.job_named(recipe, job_name, path)
     except recipes.RecipeProblem as exc:
         raise Refused(str(exc)) from None
+    if recipe.host:  # its jobs run there, never here by mistake
+        raise Refused(f"{path} runs its jobs on {recipe.host}: {' '.join(job.command(path))}")
     try:
         bench = resolve_benchmark(session.catalogue, job.benchmark)[1]
     except (LookupError, DefinitionError) as exc:

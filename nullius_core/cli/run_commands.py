@@ -51,6 +51,24 @@ def _jobs_dir(given: Path | None, default: Path) -> Path:
     return path
 
 
+def _licences_from_stdin() -> None:
+    """The run's licences, read whole from stdin and kept in this process's memory (a run on a host: `nullius host run`)."""
+    import base64
+    import binascii
+    import json
+
+    from nullius_core.licences import hand_in
+
+    expected = "--licences-stdin: expected on stdin a JSON object of NAME: base64 value"
+    try:
+        given = json.loads(sys.stdin.buffer.read() or b"{}")
+        if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+            raise Refused(expected)
+        hand_in({name: base64.b64decode(value, validate=True) for name, value in given.items()})
+    except (ValueError, binascii.Error) as exc:
+        raise Refused(f"{expected} ({exc})") from None
+
+
 def _shard(text: str | None) -> Shard | None:
     if text is None:
         return None
@@ -95,11 +113,15 @@ def _shard(text: str | None) -> Shard | None:
               help="OpenRouter: the providers that may answer a model (the run's, without MODEL=), in order and no other. Repeatable.")
 @click.option("--from-run", "from_run", type=click.Path(path_type=Path, dir_okay=False), metavar="RECIPE",
               help="Run a job of a recipe (the app's builder writes them): with several, the one --job-name names.")
+@click.option("--licences-stdin", "licences_stdin", is_flag=True,
+              help="Take the run's licences from stdin (a JSON object, NAME: base64 value), in memory; SECRETS_DIR is not read.")
 @refusals
 def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     """Run BENCHMARK[@VERSION] with an agent, the upstream's own answerer (original), or a control (nop, oracle), into a job."""
     ctx = click.get_current_context()
     session = session_for(ctx)
+    if options["licences_stdin"]:
+        _licences_from_stdin()
     resume: Path | None = options["resume"]
     variants = []
     if options["from_run"] is not None:

@@ -43,6 +43,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),
     PublicModule("nullius_core.fsutil", "`append_line`, `read_json_lines`: records written a line at a time, readable after a kill"),
     PublicModule("nullius_core.recipes", "`RunRecipe`, `ProveRecipe`, `ConformRecipe`, `compile_run`, `PlannedJob`: the recipes `--from-run` reads, and the jobs a run recipe compiles to"),
+    PublicModule("nullius_core.licences", "`SecretStore`, `declared_secrets`: a benchmark's licences as kept here, for a command that hands them on (the app's run on a host)"),
     PublicModule("nullius_core.secret_names", "`without_secrets`, `looks_secret`: an environment without the variables named like secrets, for an installer a plugin runs"),
     PublicModule("nullius_core.jobs.records", "`iso`, `utcnow`: timestamps as the job's records write them"),
     PublicModule("nullius_core.jobs.workspace_patch", "`workspace_patch`, `first_commit`, `EMPTY_TREE`, `PatchError`: a workspace's changes as one patch against its first commit, untracked files included, its .git untouched"),

@@ -19,6 +19,19 @@ from nullius_core.definitions.benchmark import ResolvedBenchmark, Secret
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# A run's licences handed to this process in memory (`nullius run --licences-stdin`, as a run on a host gets them):
+# while set, a store reads these alone, never SECRETS_DIR's files.
+_handed: dict[str, bytes] | None = None
+
+
+def hand_in(values: dict[str, bytes]) -> None:
+    """This process's licences, in memory: every store answers from them alone (a name not among them is not set)."""
+    global _handed
+    for name in values:
+        if not NAME.match(name):
+            raise ValueError(f"not a secret's name: {name!r} (letters, digits and _, not starting with a digit)")
+    _handed = dict(values)
+
 
 def declared_secrets(bench: ResolvedBenchmark) -> dict[str, Secret]:
     """Every name the benchmark's environments ask for (one name, one kind: `nullius check` holds them to it)."""
@@ -86,8 +99,10 @@ class SecretStore:
         return bool(expires) and expires < datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
     def get(self, name: str) -> bytes | None:
-        """The value, or None when it is not set or has expired."""
+        """The value, or None when it is not set or has expired (handed in memory: as handed)."""
         path = self._path(name)
+        if _handed is not None:
+            return _handed.get(name)
         if self.expired(name):
             return None
         try:
