@@ -33,8 +33,26 @@ from nullius_core.definitions.files import load
 from nullius_core.relay.pins import slug_problem
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+HOST = re.compile(r"^([A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9._][A-Za-z0-9._-]*$")  # never an ssh option
 OTHERS = ("original", "nop", "oracle")
 FIELDS = ("model", "simulator", "judge")
+
+
+@attrs.frozen(kw_only=True)
+class HostLogin:
+    """How the recipe's host is reached over SSH, beyond its USER@HOST: what `nullius host run` is given as options."""
+
+    port: int | None = None
+    identity: str | None = None  # the private key file to log in with (absolute)
+    known_hosts: str | None = None  # the known_hosts file holding the host's key (absolute); none: ~/.ssh/known_hosts
+
+    def _invariants(self) -> Issues:
+        if self.port is not None and not 0 < self.port < 65536:
+            yield ("port",), f"expected a TCP port (1 to 65535), found {self.port}"
+        for name in ("identity", "known_hosts"):
+            value = getattr(self, name)
+            if value is not None and not Path(value).is_absolute():
+                yield (name,), f"expected an absolute path, found {value!r}"
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +82,7 @@ class RunRecipe:
     effort: str | None = None
     max_cost: float | None = None
     host: str | None = None  # the app's: a machine reached over SSH that runs the jobs (user@host)
+    ssh: HostLogin | None = None  # how that host is reached (port, key, known_hosts), where ssh's defaults do not do
 
     def _invariants(self) -> Issues:
         if not NAME.match(self.name):
@@ -80,6 +99,10 @@ class RunRecipe:
                 yield (name,), f"expected a positive integer, found {value}"
         if self.max_cost is not None and self.max_cost <= 0:
             yield ("max_cost",), f"expected a positive number of USD, found {self.max_cost}"
+        if self.host is not None and not HOST.match(self.host):
+            yield ("host",), f"expected USER@HOST or a name of ~/.ssh/config (letters, digits, '.', '_', '-', one '@'), found {self.host!r}"
+        if self.ssh is not None and not self.host:
+            yield ("ssh",), "expected a \"host\" beside it: ssh says how the recipe's host is reached"
 
 
 @attrs.frozen(kw_only=True)

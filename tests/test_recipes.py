@@ -76,6 +76,11 @@ def test_a_recipes_options_and_pins_reach_the_run_and_nothing_else_may_be_given(
     ({"name": "x", "benchmark": "faulty", "others": ["nop"], "colour": "red"}, "$.colour: unknown key"),
     ({"name": "x", "benchmark": "faulty", "others": ["nop"], "served_by": {"model": ["Anthropic"]}}, "$.served_by.model: expected provider slugs"),
     ({"kind": "prove", "benchmark": "faulty"}, "$.kind: expected a run recipe, found 'prove'"),
+    ({"name": "x", "benchmark": "faulty", "others": ["nop"], "host": "-oProxyCommand=sh"}, "$.host: expected USER@HOST"),
+    ({"name": "x", "benchmark": "faulty", "others": ["nop"], "ssh": {"port": 22}}, "$.ssh: expected a \"host\" beside it"),
+    ({"name": "x", "benchmark": "faulty", "others": ["nop"], "host": "r@h", "ssh": {"port": 0}}, "$.ssh.port: expected a TCP port"),
+    ({"name": "x", "benchmark": "faulty", "others": ["nop"], "host": "r@h", "ssh": {"identity": "id"}},
+     "$.ssh.identity: expected an absolute path, found 'id'"),
 ])
 def test_a_malformed_recipe_names_its_file_and_field(env, tmp_path, fields, why):
     path = recipe(tmp_path, "bad", **fields)

@@ -6,8 +6,9 @@
   standard says, the exact commands, the options that apply, what is wrong.
 - `POST /build/save`: the recipe saved as `<recipes>/<name>.json`.
 - `POST /build/run`: saved, then each job started (`state.runs.start`): a
-  command of the RunBook, with its log, listed on /runs. What the CLI
-  refuses, it says there in its own words.
+  command of the RunBook, with its log, listed on /runs (`nullius host run`
+  for a recipe with a host). What the CLI refuses, it says there in its own words.
+- `POST /build/host-check`: `nullius host check` for the form's host.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from typing import Any
 from aiohttp import web
 
 from nullius_app.builder_catalogue import CatalogueReader, Unavailable
-from nullius_app.builder_form import Plan, form_of, free_name, new_form, plan_of
+from nullius_core.recipes import HOST
+
+from nullius_app.builder_form import Plan, form_of, free_name, new_form, plan_of, where_of
+from nullius_app.host.calls import Host, check
 from nullius_app.render import page
 from nullius_app.safety import inside
 
@@ -140,11 +144,32 @@ async def run_route(request: web.Request) -> web.Response:
     path = _save(plan, state.recipes_dir)
     started = []
     for job in plan.jobs:
-        args = ["run", "--from-run", str(path), "--job-name", job["name"]]
-        entry = await state.runs.start(f"run {job['name']}", args, jobs=[job["name"]])
+        title = f"{job['name']} on {job['host']}" if job["host"] else f"run {job['name']}"
+        entry = await state.runs.start(title, job["argv"][1:], jobs=[job["name"]])  # `nullius run` or `nullius host run`
         started.append({"id": entry.id, "job": job["name"]})
     jobs = "job" if len(started) == 1 else "jobs"
     return web.json_response({"said": f"saved as {path}; started {len(started)} {jobs}", "runs": started, "plan": plan.json()})
+
+
+async def host_check_route(request: web.Request) -> web.Response:
+    """`nullius host check` for the form's host: what it has, and what a run there on the chosen backend would lack."""
+    try:
+        form = await request.json()
+    except json.JSONDecodeError:
+        raise web.HTTPBadRequest(text="expected the form as JSON") from None
+    problems: list[Any] = []
+    where = where_of({**form, "where": "host"}, problems) if isinstance(form, dict) else {}
+    if problems or not where.get("host") or not HOST.match(where["host"]):
+        said = "; ".join(text for _, text in problems) or f"host: expected USER@HOST, found {where.get('host')!r}"
+        return web.json_response({"ok": False, "problems": [said], "found": {}, "said": said}, status=400)
+    login = where.get("ssh") or {}
+    host = Host(where["host"], port=login.get("port"), identity=Path(login["identity"]) if login.get("identity") else None,
+                known_hosts=Path(login["known_hosts"]) if login.get("known_hosts") else None,
+                accept_new=form.get("accept_new") in ("on", "true", True))
+    backend = form.get("backend") if form.get("backend") in ("local", "docker") else "local"
+    checked = await check(request.app["state"], host, backend=backend)
+    return web.json_response({"ok": checked.ok, "problems": checked.problems, "found": checked.found, "host": host.name,
+                              "backend": backend})
 
 
 def add_routes(app: web.Application) -> None:
@@ -153,3 +178,4 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/build/plan", plan_route)
     app.router.add_post("/build/save", save_route)
     app.router.add_post("/build/run", run_route)
+    app.router.add_post("/build/host-check", host_check_route)

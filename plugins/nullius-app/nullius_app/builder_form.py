@@ -29,9 +29,10 @@ from nullius_app.builder_catalogue import BenchView
 Said = tuple[str | None, str]  # a problem: the form's field it is about (None: the whole), and what is wrong
 # a recipe's key, as the converter names it ($.key...), and the form's field that sets it
 FORM_FIELD = {"agents": "participants", "capabilities": "participants", "others": "participants", "served_by": "served_by:",
-              "bench_options": "bench_option:", "options": "option:", "datasets": "datasets"}
+              "bench_options": "bench_option:", "options": "option:", "datasets": "datasets", "ssh": "ssh:"}
 NUMBERS = {"limit": int, "repeat": int, "concurrency": int, "machines": int, "max_cost": float}
-DEFAULTS = {"model_choice": "any", "repeat": "1", "concurrency": "4", "machines": "1", "backend": "local"}
+DEFAULTS = {"model_choice": "any", "repeat": "1", "concurrency": "4", "machines": "1", "backend": "local", "where": "here"}
+LOGIN = ("port", "identity", "known_hosts")  # a host's `ssh` in the recipe, `ssh:<name>` in the form
 
 
 @attrs.frozen(kw_only=True)
@@ -205,6 +206,23 @@ def _served_by(view: BenchView, form: dict[str, Any], provider: str | None) -> d
     return out
 
 
+def where_of(form: dict[str, Any], problems: list[Said]) -> dict[str, Any]:
+    """Where the jobs run: here (nothing in the recipe), or a host over SSH (`host`, and `ssh` where ssh's defaults do not do)."""
+    if _text(form, "where") != "host":
+        return {}
+    host = _text(form, "host")
+    if host is None:
+        problems.append(("host", "host: expected USER@HOST (or a name of your ~/.ssh/config) to run on"))
+    login: dict[str, Any] = {name: _text(form, f"ssh:{name}") for name in LOGIN}
+    if login["port"] is not None:
+        try:
+            login["port"] = int(login["port"])
+        except ValueError:
+            problems.append(("ssh:port", f"port: expected a whole number, found {login['port']!r}"))
+    login = {k: v for k, v in login.items() if v is not None}
+    return {"host": host, "ssh": login or None}
+
+
 def recipe_of(view: BenchView, form: dict[str, Any]) -> tuple[dict[str, Any], Plan]:
     """The recipe the form says (as it would be saved), and what applies of the benchmark's and agents' options."""
     problems: list[Said] = []
@@ -229,6 +247,7 @@ def recipe_of(view: BenchView, form: dict[str, Any]) -> tuple[dict[str, Any], Pl
                            "model": model, "provider": provider, "base_url": _text(form, "base_url"),
                            "served_by": _served_by(view, form, provider), "bench_options": bench_options, "options": options,
                            "backend": backend, "unsandboxed": consent and form.get("unsandboxed") in ("on", "true", True)}
+    raw.update(where_of(form, problems))
     if choice == "any":
         raw["simulator_model"] = _text(form, "simulator_model") if view.simulator else None
         raw["judge_model"] = _text(form, "judge_model") if view.judge else None
@@ -259,7 +278,7 @@ def plan_of(view: BenchView, form: dict[str, Any], recipes_dir: Path, jobs_dir: 
                         f"the run will be refused; give the recipe another name (a free one: {free_name(view.key, recipes_dir, jobs_dir)})")
     return attrs.evolve(plan, recipe=raw, file=file, warnings=warnings,
                         jobs=[{"name": j.name, "dataset": j.dataset, "participant": j.participant, "shard": j.shard,
-                               "exists": j.name in taken} for j in jobs],
+                               "exists": j.name in taken, "argv": j.command(file), "host": j.host} for j in jobs],
                         commands=[shlex.join(j.command(file)) for j in jobs])
 
 
@@ -300,7 +319,11 @@ def form_of(recipe: dict[str, Any], view: BenchView) -> dict[str, Any]:
         "base_url": recipe.get("base_url") or "", "simulator_model": recipe.get("simulator_model") or "",
         "judge_model": recipe.get("judge_model") or "", "backend": recipe.get("backend", "local"),
         "unsandboxed": "on" if recipe.get("unsandboxed") else "",
+        "where": "host" if recipe.get("host") else "here", "host": recipe.get("host") or "",
     }
+    for name in LOGIN:
+        value = (recipe.get("ssh") or {}).get(name)
+        form[f"ssh:{name}"] = "" if value is None else str(value)
     form["model_paper" if form["model_choice"] == "paper" else "model"] = recipe.get("model") or ""
     for field, slugs in (recipe.get("served_by") or {}).items():
         form[f"served_by:{field}"] = ", ".join(slugs)
@@ -320,7 +343,8 @@ def new_form(view: BenchView, name: str) -> dict[str, Any]:
     """The form of a benchmark just chosen: its default dataset, the defaults of every option."""
     form: dict[str, Any] = {**DEFAULTS, "name": name, "datasets": [view.default_dataset] if view.default_dataset else [],
                             "participants": [], "folder": "", "limit": "", "max_cost": "", "provider": "", "base_url": "",
-                            "model": "", "simulator_model": "", "judge_model": "", "unsandboxed": ""}
+                            "model": "", "simulator_model": "", "judge_model": "", "unsandboxed": "", "host": "",
+                            **{f"ssh:{name}": "" for name in LOGIN}}
     for name_, option in view.options.items():
         if option.default is not None:
             form[f"bench_option:{name_}"] = option.default

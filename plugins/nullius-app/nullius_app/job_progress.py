@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from nullius_app.host.mirror import HOST_FILE
+
 RESUMABLE = ("cancelled", "stopped", "interrupted")
 TAIL_BYTES = 4 * 1024 * 1024  # the progress and event lines read of a very long job: its last few MB
 
@@ -40,10 +42,12 @@ class JobProgress:
     cost_usd: float | None
     cost_known: bool  # False: a call without a price (or none yet): the cost so far cannot be told
     reason: str | None
+    on_host: bool = False  # run on a host (`nullius host run`): picked up again by `nullius host mirror`, not resumed here
 
     @property
     def resumable(self) -> bool:
-        return self.state in RESUMABLE
+        """Resume (here) a cancelled, stopped or interrupted job; a host's job only when this side lost it (follow it again)."""
+        return self.state == "interrupted" if self.on_host else self.state in RESUMABLE
 
     def json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "resumable": self.resumable, "bar": bar(self)}
@@ -138,7 +142,7 @@ def read(jobs_dir: Path, name: str, being_run: bool) -> JobProgress:
     return JobProgress(name=name, state=state, planned=planned if isinstance(planned, int) else None,
                        done=sum(1 for o in ended.values() if o != "cancelled"), running=running if being_run else 0,
                        mean=standard.get("mean"), cost_usd=cost, cost_known=known,
-                       reason=standard.get("reason") or (done_line or {}).get("reason"), **count)
+                       reason=standard.get("reason") or (done_line or {}).get("reason"), on_host=(job / HOST_FILE).is_file(), **count)
 
 
 WIDTH = 200

@@ -124,8 +124,14 @@ async def resume(request: web.Request) -> web.Response:
     if name in _being_run(state):
         return web.json_response({"said": f"{name} is being run now"}, status=409)
     progress = job_progress.read(state.jobs_dir, name, False)
+    if progress.on_host and not progress.resumable:
+        return web.json_response({"said": f"{name} ran on a host and is {progress.state}: only a job this side lost is followed again"},
+                                 status=409)
     if not progress.resumable:
         return web.json_response({"said": f"{name} is {progress.state}: only a cancelled, stopped or interrupted job is resumed"}, status=409)
+    if progress.on_host:  # it may run on there still: mirror it until it ends (nullius host mirror)
+        entry = await state.runs.start(f"follow {name} on its host", ["host", "mirror", str(folder)], jobs=[name])
+        return web.json_response({"said": f"following {name} on its host again", "id": entry.id})
     entry = await state.runs.start(f"resume {name}", ["run", "--resume", str(folder)], jobs=[name])
     return web.json_response({"said": f"resuming {name}", "id": entry.id})
 

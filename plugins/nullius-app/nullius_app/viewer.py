@@ -19,6 +19,7 @@ from aiohttp import web
 
 from nullius_app import job_files, job_views, trial_views
 from nullius_app.job_files import Unreadable, dig, read_object, read_part, record
+from nullius_app.host.mirror import HOST_FILE
 from nullius_app.job_views import OUTCOMES, JobView, moment, obj
 from nullius_app.render import filters, page
 from nullius_app.viewer_svg import Cell, grid, timeline
@@ -97,7 +98,21 @@ async def job(request: web.Request) -> web.Response:
     folder = job_files.job_folder(_jobs_dir(request), request.match_info["job"])
     view = job_views.job_view(_jobs_dir(request), folder)
     return page(request, "viewer_job.html", view.name, view=view, standard=view.standard, config=view.config,
-                stats=obj(view.result.get("stats")), grid=outcome_grid(view))
+                stats=obj(view.result.get("stats")), grid=outcome_grid(view), on_host=_on_host(_jobs_dir(request), folder))
+
+
+def _on_host(jobs_dir: Path, folder: Path) -> dict[str, Any] | None:
+    """Where a job run on a host ran (`nullius host run`'s record in its folder): its host and run there; None for a job run here."""
+    path = record(jobs_dir, folder, HOST_FILE)
+    if path is None:
+        return None
+    try:
+        found = read_object(path, HOST_FILE)
+    except Unreadable as exc:
+        return {"problem": str(exc)}
+    host = obj(found.get("host"))
+    port = f":{host['port']}" if host.get("port") else ""
+    return {"host": f"{host.get('destination', '?')}{port}", "run": found.get("run"), "snapshot": found.get("snapshot")}
 
 
 def _timelines(spans: list[Any], result: dict[str, Any], origin: datetime | None) -> list[tuple[str, Any]]:

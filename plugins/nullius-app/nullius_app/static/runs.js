@@ -32,7 +32,7 @@
       }
     }
     const resume = row.querySelector("[data-resume]");
-    if (resume) { resume.hidden = !job.resumable; }
+    if (resume) { resume.hidden = !job.resumable; resume.textContent = job.on_host ? "Follow again" : "Resume"; }
     const reason = row.parentElement.querySelector(`tr[data-reason="${CSS.escape(job.name)}"]`);
     if (reason) { reason.hidden = !job.reason; put(reason, "reason", job.reason || ""); }
   }
