@@ -17,10 +17,11 @@ from conftest import ROOT
 from harbor.venv import ensure_harbor_python
 
 from nullius_core.testing import run_cli
+from nullius_core.testing.seeds import gsm8k_seed
 
 VALIDATE = ROOT / "tests" / "harbor" / "validate_job.py"
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
-GSM8K_SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+GSM8K_SEED = gsm8k_seed()
 
 
 @pytest.fixture(scope="module")

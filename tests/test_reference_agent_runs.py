@@ -12,9 +12,10 @@ from harbor.venv import ensure_harbor_python
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
+from nullius_core.testing.seeds import gsm8k_seed
 
 PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
-SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 

@@ -13,16 +13,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 from nullius_core.variants import read_variant
 from nullius_core.variants.stage import stage
 from nullius_core.definitions.variant_places import InstructionsPlace, SkillsPlace, VariantPlaces
+from nullius_core.testing.seeds import gsm8k_seed
 
 PLAYER = "nullius_agent_reference.player"
-SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 TERSE = "TERSE-MARKER: answer with the number alone."
 SKILLFUL = "SKILLFUL-MARKER: use the arithmetic skill."

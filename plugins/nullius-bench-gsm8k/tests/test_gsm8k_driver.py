@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from nullius_core.testing.seeds import gsm8k_seed
 
 HERE = Path(__file__).resolve().parents[1] / "nullius_bench_gsm8k" / "catalogue" / "benchmarks" / "gsm8k"
 STANDARD = json.loads((HERE / "standard.json").read_text())
@@ -28,11 +29,10 @@ UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @pytest.fixture(scope="module")
 def seed():
-    candidates = [os.environ.get("NULLIUS_GSM8K_SEED", ""), REPO.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"]
-    found = next((Path(c) for c in candidates if c and Path(c).is_file()), None)
-    if found is None:
-        pytest.fail("the offline seed of GSM8K's test.jsonl is missing: expected shared/datasets/gsm8k/test.jsonl "
-                    "beside the repository, or NULLIUS_GSM8K_SEED naming the file")
+    try:
+        found = gsm8k_seed()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
     assert hashlib.sha256(found.read_bytes()).hexdigest() == DATASET["sha256"], f"{found} is not the pinned file"
     return found
 

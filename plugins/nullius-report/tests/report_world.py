@@ -14,9 +14,10 @@ from pathlib import Path
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
+from nullius_core.testing.seeds import gsm8k_seed
 
 REPO = Path(__file__).resolve().parents[3]
-SEED = REPO.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 PRICE = {"input": 2.0, "output": 8.0, "cache_read": 0.5, "cache_write": 2.0, "as_of": "2026-11-15",
          "source": "a test's own price"}
