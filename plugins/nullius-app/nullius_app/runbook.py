@@ -46,6 +46,17 @@ class Started:
         return self.code is None and self.process is not None
 
 
+def log_tail(log: Path, size: int) -> str:
+    """The last `size` bytes of a command's log, as text ("" while it has none)."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - size))
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
 

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from nullius_app import job_progress
 from nullius_app.render import page
-from nullius_app.runbook import Started
+from nullius_app.runbook import Started, log_tail
 from nullius_app.safety import inside
 
 LOG_LINES = 40  # the log's last lines each poll carries
@@ -26,14 +26,7 @@ EXITS = {0: "finished", 1: "failed", 2: "refused", 130: "cancelled", -1: "ended 
 
 
 def _tail(log: Path, lines: int = LOG_LINES) -> list[str]:
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(0, 2)
-            handle.seek(max(0, handle.tell() - LOG_BYTES))
-            text = handle.read().decode(errors="replace")
-    except OSError:
-        return []
-    return text.splitlines()[-lines:]
+    return log_tail(log, LOG_BYTES).splitlines()[-lines:]
 
 
 def said(log: Path) -> str:

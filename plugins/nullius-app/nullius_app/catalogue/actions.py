@@ -28,6 +28,7 @@ from nullius_core.recipes import ConformRecipe, ProveRecipe
 
 from nullius_app.catalogue.data import CACHE, SECTIONS, NoData, definition, find, key_of, listing
 from nullius_app.catalogue.proofs import runnable_ports
+from nullius_app.runbook import log_tail
 
 PROVE, CONFORM, USE_BUNDLED = "Run control checks", "Prove its ports", "Use bundled entry"
 VERBS = (PROVE, CONFORM, USE_BUNDLED)
@@ -177,14 +178,7 @@ async def use_bundled(request: web.Request) -> web.Response:
 
 def last_words(log: Path) -> list[str]:
     """A command's last lines, its progress lines (`[nullius] stage=...`) left out: its verdicts, or its refusal."""
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(0, 2)
-            handle.seek(max(0, handle.tell() - TAIL_BYTES))
-            text = handle.read().decode(errors="replace")
-    except OSError:
-        return []
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("[nullius]")]
+    lines = [line for line in log_tail(log, TAIL_BYTES).splitlines() if line.strip() and not line.startswith("[nullius]")]
     return lines[-LAST_LINES:]
 
 
