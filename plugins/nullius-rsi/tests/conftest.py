@@ -27,8 +27,8 @@ def header(obj: dict, **bodies: str) -> str:
 class Roles:
     """The fake model as agent, proposer, contrast classifier, composer, selector and lesson extractor.
 
-    overrides[(role, label)] = reply text replaces a role's reply for one label (a candidate, a composition); the
-    labels are the kernel's own (inv1, dom2, agg1r2, c1, ...)."""
+    overrides[(role, label)] = a reply's text (or a fake-model reply object, e.g. a fault) replaces a role's reply
+    for one label: the candidate for contrast (inv1, agg1r2, ...), the first edit listed for compose, else the task."""
 
     def __init__(self):
         self.overrides: dict = {}
@@ -41,7 +41,8 @@ class Roles:
         label = self.label(role, user)
         self.seen.append((role, label))
         if (role, label) in self.overrides:
-            return {"text": self.overrides[(role, label)]}
+            reply = self.overrides[(role, label)]
+            return reply if isinstance(reply, dict) else {"text": reply}
         return {"text": getattr(self, role.replace(" ", "_"))(system, user, messages)}
 
     @staticmethod
