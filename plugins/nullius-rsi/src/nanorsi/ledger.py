@@ -55,12 +55,15 @@ class Ledger:
     def _read(self) -> list[tuple[dict, str]]:
         if not self.path.exists():
             return []
-        out = []
-        for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+        out, lines = [], self.path.read_bytes().split(b"\n")
+        if lines[-1]:
+            raise NanoError(f"{self.path}: line {len(lines)}: cut (no newline at its end)")
+        for n, raw in enumerate(lines[:-1], 1):
             try:
+                line = raw.decode("utf-8")
                 out.append((json.loads(line), line))
-            except json.JSONDecodeError as exc:
-                raise NanoError(f"{self.path}: line {n}: not JSON ({exc.msg})") from None
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise NanoError(f"{self.path}: line {n}: not JSON ({exc})") from None
         return out
 
     @property
