@@ -140,7 +140,7 @@ class TaskRun:
         return ok
 
     def choose(self, finals: list[dict]) -> dict:
-        unique = list({f["dir"]: f for f in finals}.values())
+        unique = list({f["dir"]: f for f in reversed(finals)}.values())[::-1]  # a reused rollout counts once
         delivered = [f for f in unique if f["delivered"]]
         if len(delivered) < 2:
             return (delivered or unique)[0]

@@ -1,0 +1,56 @@
+"""The kernel's parts in-process: the reply grammar, the harness surface, blind ids."""
+
+import pytest
+
+from nanorsi import harness as hz
+from nanorsi.model import ModelError, fence, parse_reply
+from nanorsi.select import anonymise
+from nanorsi.tasks import Task
+
+
+def test_the_reply_grammar_reads_a_header_and_fenced_bodies():
+    text = 'Sure.\n{"component": "memory.md"}\n```memory.md\nline 1\n\nline 3\n```\n````scripts/x.py\nprint("```")\n````\n'
+    header, bodies = parse_reply(text)
+    assert header == {"component": "memory.md"}
+    assert bodies == {"memory.md": "line 1\n\nline 3\n", "scripts/x.py": 'print("```")\n'}
+    for bad, why in [("no header", "no JSON header"), ('{"a": 1', "not JSON"), ("[1]\n{1}", "not JSON"),
+                     ('{"a": 1}\n```m.md\nopen', "no closing fence")]:
+        with pytest.raises(ModelError, match=why):
+            parse_reply(bad)
+
+
+def test_fence_survives_backticks_inside():
+    body = "```\ncode\n```\n"
+    header, bodies = parse_reply('{"x": 1}\n' + fence("skills/a/SKILL.md", body))
+    assert bodies["skills/a/SKILL.md"] == body
+
+
+def test_harness_validation():
+    base = {"systemprompt.md": "Be careful.\n"}
+    assert hz.validate(base) == []
+    assert "all empty" in hz.validate({"memory.md": " \n"})[0]
+    assert "at most 24000" in hz.validate({"memory.md": "x" * 12_000, "guardrails.md": "y" * 12_001})[0]
+    assert "describe the skill" in hz.validate({**base, "skills/s/SKILL.md": "\nbody"})[0]
+    assert "not valid Python" in hz.validate({**base, "scripts/s.py": "def ("})[0]
+    assert "not a harness component" in hz.validate({**base, "skills/S!/SKILL.md": "d"})[0]
+    assert "not a harness component" in hz.validate({**base, "subagents/a.md": "d"})[0]
+
+
+def test_render_always_on_shows_files_the_skill_index_and_the_script_roster():
+    h = {"systemprompt.md": "Be careful.\n", "memory.md": "", "skills/totals/SKILL.md": "Sum a CSV\nsteps\n",
+         "scripts/sum.py": "print(1)\n"}
+    text = hz.render_always_on(h)
+    assert "## systemprompt.md\n\nBe careful." in text and "memory.md" not in text
+    assert "- totals: Sum a CSV" in text and "steps" not in text  # skills load on demand
+    assert "- scripts/sum.py" in text and "print(1)" not in text
+    assert hz.diff(h, hz.apply(h, "memory.md", "new\n")).startswith("--- a/memory.md\n+++ b/memory.md")
+
+
+def test_blind_ids_are_a_seeded_shuffle_of_the_task():
+    finals = [{"label": f"agg{i}"} for i in range(1, 7)]
+    task = Task("t", "do", {}, ("a.md",))
+    first = anonymise(task, 0, finals)
+    assert list(first) == [f"F{i}" for i in range(1, 7)]
+    assert first == anonymise(task, 0, list(reversed(finals)))  # the order given does not matter
+    orders = {tuple(r["label"] for r in anonymise(task, seed, finals).values()) for seed in range(8)}
+    assert len(orders) > 1  # the seed shuffles
