@@ -33,6 +33,9 @@ def test_budget_exhaustion_stops_cleanly_and_evolve_resumes_past_done_tasks(work
     assert [e["task"] for e in of(ws, "task_started")] == ["incident-summary", "invoice-totals", "invoice-totals",
                                                            "refund-decision"]
     assert [e["attempt"] for e in of(ws, "task_started", task="invoice-totals")] == [1, 2]
+    # The interrupted attempt's rollouts are kept apart, not overwritten.
+    assert {e["dir"] for e in of(ws, "rollout", task="invoice-totals", label="base1")} == {
+        ".nanorsi/rollouts/invoice-totals/base1", ".nanorsi/rollouts/invoice-totals/attempt2/base1"}
     assert [e["task"] for e in of(ws, "task_done")] == TASKS
     assert len(of(ws, "run_started")) == 1 and len(of(ws, "evolve_started")) == 2
     assert of(ws, "charge", what="rollout")[-1]["used"] == 10 + 7 + 7

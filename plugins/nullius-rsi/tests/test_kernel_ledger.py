@@ -99,3 +99,10 @@ def test_ledger_events_are_one_table(tmp_path):
         ledger.append("score_peek", task="x")
     ledger.append("freeze", choices={"t": "agg1"}, missing=[])
     assert ledger.frozen() == {"t": "agg1"} and json.loads((tmp_path / "l.jsonl").read_text())["seq"] == 1
+
+
+def test_one_command_at_a_time_writes_a_workspace(workspace):
+    with Ledger(workspace / ".nanorsi" / "ledger.jsonl").lock():
+        busy = run(["evolve"], workspace, code=2)
+    assert "another nanorsi command is running in this workspace" in busy.stderr
+    assert not (workspace / ".nanorsi" / "ledger.jsonl").exists()

@@ -16,6 +16,9 @@ from .ledger import Ledger
 from .model import Client
 
 
+WRITERS = ("configure", "evolve", "freeze", "judge")
+
+
 def _ledger(ws: Path) -> Ledger:
     return Ledger(ws / ".nanorsi" / "ledger.jsonl")
 
@@ -174,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     handler = globals()[f"cmd_{args.command}"]
     try:
-        return handler(args)
+        if args.command not in WRITERS:
+            return handler(args)
+        if not (args.workspace / cf.CONFIG_NAME).exists():
+            raise NanoError(f"{args.workspace / cf.CONFIG_NAME}: no such file (run `nanorsi new DIR`, or pass -C DIR)")
+        with _ledger(args.workspace).lock():
+            return handler(args)
     except NanoError as exc:
         print(f"nanorsi: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,8 @@
 """The append-only, hash-chained event ledger (.nanorsi/ledger.jsonl) and the views every command derives from it."""
 
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import json
 from pathlib import Path
@@ -104,6 +106,17 @@ class Ledger:
             raise NanoError(f"ledger broken: {self.head_path.name} says {' '.join(head) or 'nothing'}, "
                             f"the ledger ends at {len(rows)} {prev}")
         return len(rows), prev
+
+    @contextlib.contextmanager
+    def lock(self):
+        """One command at a time writes a workspace's ledger."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with (self.path.parent / "lock").open("w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise NanoError(f"{self.path.parent}: another nanorsi command is running in this workspace") from None
+            yield self
 
     # Derived views.
     def of(self, event: str, **match) -> list[dict]:

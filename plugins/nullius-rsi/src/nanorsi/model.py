@@ -62,7 +62,7 @@ class Client:
         req = urllib.request.Request(url, data=body, method="POST", headers={
             "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
         try:
-            with urllib.request.urlopen(req, timeout=self.cfg["timeout"]) as resp:
+            with _OPENER.open(req, timeout=self.cfg["timeout"]) as resp:
                 return json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
             if exc.code in (408, 409, 429) or exc.code >= 500:
@@ -74,6 +74,10 @@ class Client:
 
 class _Retryable(Exception):
     pass
+
+
+# No proxy taken from the environment: the core reads no ambient variables.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _parse_completion(data: dict) -> Reply:

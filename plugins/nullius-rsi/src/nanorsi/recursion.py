@@ -36,7 +36,7 @@ class Run:
 
     def rollout(self, task: tk.Task, harness: dict, label: str, attempt: int) -> dict:
         self.charge("rollout", task.id, label)
-        out = self.state / "rollouts" / task.id / label
+        out = self.state / "rollouts" / task.id / (label if attempt == 1 else f"attempt{attempt}/{label}")
         r = runner.rollout(self.cfg, self.ws, task, harness, label, out, self.client)
         self.ledger.append("rollout", task=task.id, label=label, attempt=attempt, harness=hz.digest(harness),
                            config=cf.digest(self.cfg), ok=r["ok"], delivered=r["delivered"], error=r["error"],
