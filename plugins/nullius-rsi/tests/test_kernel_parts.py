@@ -1,5 +1,7 @@
 """The kernel's parts in-process: the reply grammar, the harness surface, blind ids."""
 
+import json
+
 import pytest
 
 from nanorsi import harness as hz
@@ -54,3 +56,29 @@ def test_blind_ids_are_a_seeded_shuffle_of_the_task():
     assert first == anonymise(task, 0, list(reversed(finals)))  # the order given does not matter
     orders = {tuple(r["label"] for r in anonymise(task, seed, finals).values()) for seed in range(8)}
     assert len(orders) > 1  # the seed shuffles
+
+
+def test_the_loopback_agent_loads_a_skill_on_demand(fake_model, tmp_path):
+    from conftest import header
+    from nanorsi.model import Client
+    from nanorsi.runner import rollout
+
+    key = tmp_path / "key"
+    key.write_text("k\n")
+    fake_model.use({"rules": [
+        {"when": {"contains": "Quote the source line"},
+         "reply": {"text": header({"action": "write_deliverable", "name": "a.md"}, **{"a.md": "quoted\n"})}},
+        {"when": {"contains": "wrote a.md"}, "reply": {"text": header({"action": "done"})}},
+        {"when": {"contains": "nanorsi:agent task"},
+         "reply": {"text": header({"action": "read", "name": "skills/documents/SKILL.md"})}},
+    ]})
+    cfg = {"runner": {"kind": "loopback", "max_steps": 5}}
+    model = {"base_url": fake_model.openai_base_url, "name": "m", "temperature": 0.0, "max_tokens": 100,
+             "retries": 0, "timeout": 30.0}
+    h = {"systemprompt.md": "Be careful.\n", "skills/documents/SKILL.md": "Answer from documents\nQuote the source line.\n"}
+    r = rollout(cfg, tmp_path, Task("t", "do", {"d.txt": "x"}, ("a.md",)), h, "base1", tmp_path / "r", Client(model, key))
+    assert (r["ok"], r["delivered"], r["deliverables"], r["usage"]["calls"]) == (True, True, {"a.md": "quoted\n"}, 3)
+    assert "- documents: Answer from documents" in fake_model.requests[0].body["messages"][0]["content"]
+    assert "Quote the source line" not in fake_model.requests[0].body["messages"][0]["content"]
+    assert (tmp_path / "r" / "deliverables" / "a.md").read_text() == "quoted\n"
+    assert json.loads((tmp_path / "r" / "result.json").read_text())["delivered"] is True

@@ -16,7 +16,7 @@ from .tasks import NAME, Task
 
 AGENT_SYSTEM = """nanorsi:agent
 You are a document agent. Work only through actions. Each reply is one JSON header line, then fenced bodies.
-Actions: {"action": "list"} names the documents; {"action": "read", "name": N} shows one;
+Actions: {"action": "list"} names the documents; {"action": "read", "name": N} shows one (or a skill's SKILL.md);
 {"action": "write_deliverable", "name": N} followed by a body fenced as ```N ... ``` writes deliverable N;
 {"action": "done"} ends the task.
 """
@@ -28,11 +28,10 @@ def rollout(cfg: dict, workspace: Path, task: Task, harness: dict, label: str, o
         shutil.rmtree(out)
     (out / "deliverables").mkdir(parents=True)
     hz.write(out / "harness", harness)
-    always_on = hz.render_always_on(harness)
     if cfg["runner"]["kind"] == "loopback":
-        result = _loopback(cfg["runner"], task, always_on, client)
+        result = _loopback(cfg["runner"], task, harness, client)
     else:
-        result = _command(cfg["runner"], workspace, task, always_on, label, out)
+        result = _command(cfg["runner"], workspace, task, hz.render_always_on(harness), label, out)
     for name, text in result["deliverables"].items():
         (out / "deliverables" / name).write_text(text, encoding="utf-8")
     (out / "trajectory.md").write_text(result["trajectory"], encoding="utf-8")
@@ -41,8 +40,8 @@ def rollout(cfg: dict, workspace: Path, task: Task, harness: dict, label: str, o
     return {**result, "label": label, "dir": str(out)}
 
 
-def _loopback(runner: dict, task: Task, always_on: str, client: Client) -> dict:
-    messages = [{"role": "system", "content": AGENT_SYSTEM + "\n" + always_on},
+def _loopback(runner: dict, task: Task, harness: dict, client: Client) -> dict:
+    messages = [{"role": "system", "content": AGENT_SYSTEM + "\n" + hz.render_always_on(harness)},
                 {"role": "user", "content": _task_prompt(task)}]
     written, usage, log = {}, zero_usage(), [f"# {task.id}\n"]
     for step in range(1, runner["max_steps"] + 1):
@@ -51,7 +50,7 @@ def _loopback(runner: dict, task: Task, always_on: str, client: Client) -> dict:
         except ModelError as exc:
             return _result(False, task, written, log, usage, str(exc))
         usage = add_usage(usage, reply.usage)
-        answer, finished = _act(reply.text, task, written)
+        answer, finished = _act(reply.text, task, harness, written)
         log.append(f"## step {step}\n\n{reply.text.strip()}\n\n> {answer[:2000]}\n")
         if finished:
             return _result(True, task, written, log, usage, None)
@@ -65,8 +64,9 @@ def _task_prompt(task: Task) -> str:
             f"Deliverables to write: {', '.join(task.deliverables)}")
 
 
-def _act(text: str, task: Task, written: dict) -> tuple[str, bool]:
-    """The agent's one action: (what it is told back, whether it said done)."""
+def _act(text: str, task: Task, harness: dict, written: dict) -> tuple[str, bool]:
+    """The agent's one action: (what it is told back, whether it said done). read also loads a skill or a script
+    of the harness (skills load on demand); the loopback agent reads scripts but cannot run them."""
     try:
         header, bodies = parse_reply(text)
     except ModelError as exc:
@@ -75,7 +75,8 @@ def _act(text: str, task: Task, written: dict) -> tuple[str, bool]:
     if action == "list":
         return "documents: " + ", ".join(task.documents), False
     if action == "read":
-        return (task.documents[name], False) if name in task.documents else (f"error: no document {name!r}", False)
+        found = task.documents.get(name, harness.get(name) if name not in hz.ALWAYS_ON else None)
+        return (found, False) if isinstance(found, str) else (f"error: no document or skill {name!r}", False)
     if action == "write_deliverable":
         if not isinstance(name, str) or not NAME.fullmatch(name) or name not in bodies:
             return f"error: write_deliverable needs a name and a body fenced as {fence('NAME', '...')}", False
