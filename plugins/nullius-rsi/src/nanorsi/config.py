@@ -19,7 +19,7 @@ SCHEMA = {
         "final_repeats": (INT, 1, lambda v: 1 <= v <= 16 or "an integer from 1 to 16"),
     },
     "model": {
-        "base_url": (STR, None, lambda v: v.startswith(("http://", "https://")) or "an http(s) URL ending in /v1"),
+        "base_url": (STR, None, lambda v: v.startswith(("http://", "https://")) or "an http(s) URL (an OpenAI-compatible .../v1)"),
         "name": (STR, None, lambda v: bool(v) or "a model name"),
         "api_key_file": (STR, None, None),
         "temperature": (FLOAT, 0.0, lambda v: 0 <= v <= 2 or "a number from 0 to 2"),
@@ -126,9 +126,14 @@ def key_path(cfg: dict, workspace: Path) -> Path:
     return (Path(workspace) / cfg["model"]["api_key_file"]).resolve()
 
 
+# Left out of the pinned configuration: the limits (raised to resume) and how the model is reached (a relay's route
+# may move between invocations); what the model is and how it samples stays pinned.
+UNPINNED = {"budget": set(SCHEMA["budget"]), "model": {"base_url", "api_key_file", "timeout", "retries"}}
+
+
 def digest(cfg: dict) -> str:
-    """The experiment's configuration hash; [budget] is left out, since raising a limit to resume is allowed."""
-    pinned = {k: v for k, v in cfg.items() if k != "budget"}
+    """The experiment's configuration hash, pinned at run_started and recorded with every rollout."""
+    pinned = {t: {k: v for k, v in fields.items() if k not in UNPINNED.get(t, ())} for t, fields in cfg.items()}
     return hashlib.sha256(json.dumps(pinned, sort_keys=True).encode()).hexdigest()
 
 

@@ -179,7 +179,8 @@ def start(workspace: Path, cfg: dict, ledger: Ledger) -> list[tk.Task]:
         moved = [k for k, v in pinned.items() if started[0][k] != v]
         if moved:
             raise NanoError(f"the {', '.join(moved)} changed since the ledger started; a run is evolved under one "
-                            "configuration (only [budget] may be raised)")
+                            "configuration (only [budget] and [model] base_url, api_key_file, timeout, retries may "
+                            "change)")
     ledger.append("evolve_started", budget=cfg["budget"])
     return chosen
 
