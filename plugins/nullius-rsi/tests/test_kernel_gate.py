@@ -13,7 +13,8 @@ def test_a_proposal_that_fails_validation_counts_as_regresses(workspace, roles):
     ws = workspace
     _one_task(ws)
     roles.overrides[("propose DOM", TASK)] = header({"component": "notes.txt"}, **{"notes.txt": "x\n"})
-    roles.overrides[("propose INV", TASK)] = header({"component": "memory.md"}, **{"memory.md": "y" * 24_001 + "\n"})
+    too_long = "y" * 24_001 + "\n"
+    roles.overrides[("propose INV", TASK)] = header({"component": "memory.md"}, **{"memory.md": too_long})
     run(["evolve"], ws)
     props = {e["label"]: e for e in of(ws, "proposal")}
     assert props["inv1"]["valid"] is False and "at most 24000" in props["inv1"]["error"]
@@ -52,7 +53,8 @@ def test_compose_merges_two_mitigating_edits_and_is_overruled_on_a_neutral_one(w
     ws = workspace
     run(["configure", f'tasks.select=["{TASK}"]', "experiment.k=2"], ws)
     roles.overrides[("contrast", "dom1")] = header({"verdict": "mitigates", "observation": "quotes sources"})
-    roles.overrides[("compose", "inv1")] = header({"decision": "merge", "edits": ["inv1", "dom1"], "observation": "both"})
+    merge = {"decision": "merge", "edits": ["inv1", "dom1"], "observation": "both"}
+    roles.overrides[("compose", "inv1")] = header(merge)
     roles.overrides[("compose", "inv2")] = header({"decision": "adopt", "edits": ["dom2"], "observation": "x"})
     run(["evolve"], ws)
     agg1, agg2 = of(ws, "compose")

@@ -11,7 +11,8 @@ from nanorsi.tasks import Task
 
 
 def test_the_reply_grammar_reads_a_header_and_fenced_bodies():
-    text = 'Sure.\n{"component": "memory.md"}\n```memory.md\nline 1\n\nline 3\n```\n````scripts/x.py\nprint("```")\n````\n'
+    text = ('Sure.\n{"component": "memory.md"}\n```memory.md\nline 1\n\nline 3\n```\n'
+            '````scripts/x.py\nprint("```")\n````\n')
     header, bodies = parse_reply(text)
     assert header == {"component": "memory.md"}
     assert bodies == {"memory.md": "line 1\n\nline 3\n", "scripts/x.py": 'print("```")\n'}
@@ -75,8 +76,10 @@ def test_the_loopback_agent_loads_a_skill_on_demand(fake_model, tmp_path):
     cfg = {"runner": {"kind": "loopback", "max_steps": 5}}
     model = {"base_url": fake_model.openai_base_url, "name": "m", "temperature": 0.0, "max_tokens": 100,
              "retries": 0, "timeout": 30.0}
-    h = {"systemprompt.md": "Be careful.\n", "skills/documents/SKILL.md": "Answer from documents\nQuote the source line.\n"}
-    r = rollout(cfg, tmp_path, Task("t", "do", {"d.txt": "x"}, ("a.md",)), h, "base1", tmp_path / "r", Client(model, key))
+    h = {"systemprompt.md": "Be careful.\n",
+         "skills/documents/SKILL.md": "Answer from documents\nQuote the source line.\n"}
+    task = Task("t", "do", {"d.txt": "x"}, ("a.md",))
+    r = rollout(cfg, tmp_path, task, h, "base1", tmp_path / "r", Client(model, key))
     assert (r["ok"], r["delivered"], r["deliverables"], r["usage"]["calls"]) == (True, True, {"a.md": "quoted\n"}, 3)
     assert "- documents: Answer from documents" in fake_model.requests[0].body["messages"][0]["content"]
     assert "Quote the source line" not in fake_model.requests[0].body["messages"][0]["content"]

@@ -45,7 +45,9 @@ def cmd_configure(args) -> int:
             raise NanoError(f"{item!r}: unknown table [{table}]: expected one of {', '.join(cf.SCHEMA)}")
         raw.setdefault(table, {})[field] = value
     cfg = cf.validate(raw, path)
-    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+    lines = text.splitlines()
+    header = "".join(line + "\n" for line in lines[:next((i for i, x in enumerate(lines) if not x.startswith("#")),
+                                                          len(lines))])
     path.write_text(header + cf.dumps(raw), encoding="utf-8")
     print(f"{path}: valid; mode {cfg['experiment']['mode']}, k {cfg['experiment']['k']}, model "
           f"{cfg['model']['name']} at {cfg['model']['base_url']}, runner {cfg['runner']['kind']}")

@@ -8,7 +8,8 @@ from pathlib import Path
 from . import NanoError
 
 CONFIG_NAME = "nanorsi.toml"
-STR, INT, FLOAT, BOOL, ARGV, IDS = "a string", "an integer", "a number", "true or false", "a list of strings", "a list of task ids"
+STR, INT, FLOAT, BOOL = "a string", "an integer", "a number", "true or false"
+ARGV, IDS = "a list of strings", "a list of task ids"
 
 # table -> field -> (expected, default, check). A default of None means the field is required.
 SCHEMA = {
@@ -19,7 +20,8 @@ SCHEMA = {
         "final_repeats": (INT, 1, lambda v: 1 <= v <= 16 or "an integer from 1 to 16"),
     },
     "model": {
-        "base_url": (STR, None, lambda v: v.startswith(("http://", "https://")) or "an http(s) URL (an OpenAI-compatible .../v1)"),
+        "base_url": (STR, None,
+                     lambda v: v.startswith(("http://", "https://")) or "an http(s) URL (an OpenAI-compatible .../v1)"),
         "name": (STR, None, lambda v: bool(v) or "a model name"),
         "api_key_file": (STR, None, None),
         "temperature": (FLOAT, 0.0, lambda v: 0 <= v <= 2 or "a number from 0 to 2"),

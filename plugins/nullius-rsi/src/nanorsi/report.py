@@ -91,7 +91,8 @@ def render(rep: dict, verified: tuple[int, str]) -> str:
                   f" - {c['observation'][:100]}" for c in v["contrasts"]]
         lines += [f"  decision {d['label']}: {d['decision']} {','.join(d['edits'])}".rstrip() for d in v["decisions"]]
         if v["selection"]:
-            lines.append(f"  selection: {v['selection']['chosen']}{' (fallback)' if v['selection']['fallback'] else ''}")
+            sel = v["selection"]
+            lines.append(f"  selection: {sel['chosen']}{' (fallback)' if sel['fallback'] else ''}")
         lines.append(f"  score: base1 {_fmt(v['base_score'])} -> {v['chosen']} {_fmt(v['final_score'])}"
                      f"{' (' + v['outcome'] + ')' if v.get('outcome') else ''}")
     m, (w, t, lo) = rep["means"], rep["win_tie_loss"]
