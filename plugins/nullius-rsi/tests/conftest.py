@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from nanorsi import cli
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "examples"))
 from fake_roles import GOOD, WEAK, Roles, header  # noqa: E402,F401  (one script: the tests' and the docs' example)
 
@@ -29,17 +31,31 @@ def roles(fake_model):
     return r
 
 
-@pytest.fixture
-def workspace(tmp_path, fake_model, roles):
-    """A starter workspace configured on the fake model, its key file outside the workspace."""
+def make_workspace(tmp_path: Path, fake_model, via_cli: bool) -> Path:
+    """A starter workspace configured on the fake model, its key file outside the workspace; written by the CLI in
+    a subprocess (as a user types it) or by the same code in-process (quicker, for the tests that start there)."""
     keydir = tmp_path / "secrets"
     keydir.mkdir()
     (keydir / "key").write_text(KEY + "\n")
-    run(["new", "ws"], tmp_path)
     ws = tmp_path / "ws"
-    run(["configure", f"model.base_url={fake_model.openai_base_url}", "model.name=fake-1",
-         f"model.api_key_file={keydir / 'key'}", "model.retries=0"], ws)
+    configure = ["configure", f"model.base_url={fake_model.openai_base_url}", "model.name=fake-1",
+                 f"model.api_key_file={keydir / 'key'}", "model.retries=0"]
+    if via_cli:
+        run(["new", "ws"], tmp_path)
+        run(configure, ws)
+    else:
+        assert cli.main(["new", str(ws)]) == 0 and cli.main(["-C", str(ws), *configure]) == 0
     return ws
+
+
+@pytest.fixture
+def workspace(tmp_path, fake_model, roles):
+    return make_workspace(tmp_path, fake_model, via_cli=False)
+
+
+@pytest.fixture
+def typed_workspace(tmp_path, fake_model, roles):
+    return make_workspace(tmp_path, fake_model, via_cli=True)
 
 
 def events(ws: Path) -> list[dict]:

@@ -17,8 +17,8 @@ def _no_key_anywhere(ws, tmp_path):
             assert KEY not in path.read_text(errors="replace"), f"the key leaked into {path}"
 
 
-def test_agg_run_over_three_tasks_freezes_judges_and_reports(workspace, fake_model, roles, tmp_path):
-    ws = workspace
+def test_agg_run_over_three_tasks_freezes_judges_and_reports(typed_workspace, fake_model, roles, tmp_path):
+    ws = typed_workspace
     doctor = run(["doctor"], ws)
     assert "api key file" in doctor.stdout and KEY not in doctor.stdout
     out = run(["evolve"], ws)
@@ -75,8 +75,8 @@ def test_agg_run_over_three_tasks_freezes_judges_and_reports(workspace, fake_mod
     _no_key_anywhere(ws, tmp_path)
 
 
-def test_seq_run_composes_round_on_round(workspace, roles):
-    ws = workspace
+def test_seq_run_composes_round_on_round(typed_workspace, roles):
+    ws = typed_workspace
     run(["configure", "experiment.mode=seq", "experiment.k=2"], ws)
     run(["evolve"], ws)
     for task in TASKS:
