@@ -45,26 +45,35 @@ def cmd_configure(args) -> int:
             raise NanoError(f"{item!r}: unknown table [{table}]: expected one of {', '.join(cf.SCHEMA)}")
         raw.setdefault(table, {})[field] = value
     cfg = cf.validate(raw, path)
-    lines = text.splitlines()
-    header = "".join(line + "\n" for line in lines[:next((i for i, x in enumerate(lines) if not x.startswith("#")),
-                                                          len(lines))])
-    path.write_text(header + cf.dumps(raw), encoding="utf-8")
+    path.write_text(_leading_comments(text) + cf.dumps(raw), encoding="utf-8")
     print(f"{path}: valid; mode {cfg['experiment']['mode']}, k {cfg['experiment']['k']}, model "
           f"{cfg['model']['name']} at {cfg['model']['base_url']}, runner {cfg['runner']['kind']}")
     return 0
+
+
+def _leading_comments(text: str) -> str:
+    """The comment lines a config starts with: configure keeps them when it rewrites the file."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        out.append(line + "\n")
+    return "".join(out)
 
 
 def _client(ws: Path, cfg: dict) -> Client:
     return Client(cfg["model"], cf.key_path(cfg, ws))
 
 
+def _print_done(task: str, chosen: str) -> None:
+    print(f"task {task}: done, chosen {chosen}", flush=True)
+
+
 def cmd_evolve(args) -> int:
     ws = args.workspace
     cfg, ledger = cf.load(ws), _ledger(ws)
     ledger.verify()
-    finished, stopped = recursion.evolve(ws, cfg, ledger, _client(ws, cfg))
-    for task in finished:
-        print(f"task {task}: done, chosen {ledger.done_tasks()[task]}")
+    stopped = recursion.evolve(ws, cfg, ledger, _client(ws, cfg), _print_done)
     if stopped:
         print(f"evolve stopped: {stopped}; raise [budget] in {cf.CONFIG_NAME} and run evolve again to resume",
               file=sys.stderr)

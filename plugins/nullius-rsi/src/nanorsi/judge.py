@@ -29,9 +29,13 @@ def judge(workspace: Path, cfg: dict, ledger: Ledger) -> list[dict]:
     written = []
     for task, chosen in choices.items():
         for label in dict.fromkeys(["base1", chosen]):
-            if (task, label) not in done:
+            if (task, label) in done:
+                continue
+            if task not in by_id:
+                grade = _ungraded(f"task {task!r} is no longer in {manifest.name}")
+            else:
                 grade = _grade(Path(workspace), cfg["judge"], by_id[task], label, rollout_dir(ledger, task, label))
-                written.append(ledger.append("judged", task=task, label=label, **grade))
+            written.append(ledger.append("judged", task=task, label=label, **grade))
     return written
 
 

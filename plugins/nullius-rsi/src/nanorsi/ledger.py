@@ -132,11 +132,13 @@ class Ledger:
     def charged(self, what: str) -> int:
         return len(self.of("charge", what=what))
 
-    def usage(self) -> dict:
+    def usage(self, *kinds: str) -> dict:
+        """Calls and tokens summed over the events of these kinds (all kinds when none is named)."""
         total = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
         for e in self.events():
-            for key in total:
-                total[key] += int((e.get("usage") or {}).get(key, 0))
+            if not kinds or e["event"] in kinds:
+                for key in total:
+                    total[key] += int((e.get("usage") or {}).get(key, 0))
         return total
 
 

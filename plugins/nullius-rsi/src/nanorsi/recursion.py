@@ -185,17 +185,19 @@ def start(workspace: Path, cfg: dict, ledger: Ledger) -> list[tk.Task]:
     return chosen
 
 
-def evolve(workspace: Path, cfg: dict, ledger: Ledger, client: Client) -> tuple[list[str], str | None]:
-    """(tasks finished now, the reason it stopped early or None). Tasks with task_done are skipped."""
+def evolve(workspace: Path, cfg: dict, ledger: Ledger, client: Client, on_done=None) -> str | None:
+    """Run every selected task without a task_done event; the reason it stopped early, or None.
+    on_done(task, chosen label) is told as each task finishes."""
     todo = start(workspace, cfg, ledger)
-    run, base, finished = Run(workspace, cfg, ledger, client), hz.load(Path(workspace) / cfg["harness"]["root"]), []
+    run, base = Run(workspace, cfg, ledger, client), hz.load(Path(workspace) / cfg["harness"]["root"])
     for task in todo:
         if task.id in ledger.done_tasks():
             continue
         attempt = len(ledger.of("task_started", task=task.id)) + 1
         try:
-            TaskRun(run, task, base, attempt).go()
+            chosen = TaskRun(run, task, base, attempt).go()
         except BudgetExhausted as exc:
-            return finished, str(exc)
-        finished.append(task.id)
-    return finished, None
+            return str(exc)
+        if on_done:
+            on_done(task.id, chosen)
+    return None

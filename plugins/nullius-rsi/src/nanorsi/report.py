@@ -1,7 +1,8 @@
 """Views derived from the ledger alone: per-task decisions, contrasts, scores; means, win/tie/loss, budget, usage."""
 
 from .ledger import Ledger
-from .model import add_usage, zero_usage
+
+IMPROVER_EVENTS = ("proposal", "contrast", "compose", "selection", "lesson")
 
 
 def _last_attempt(events: list[dict], task: str) -> list[dict]:
@@ -51,11 +52,7 @@ def build(ledger: Ledger) -> dict:
     views = [_task_view(events, t, choices.get(t)) for t in names]
     graded = [v for v in views if v["graded"]]
     limits = [e["budget"] for e in events if e["event"] == "evolve_started"]
-    usage = {"rollouts": zero_usage(), "improver": zero_usage()}
-    for e in events:
-        if e.get("usage"):
-            key = "rollouts" if e["event"] == "rollout" else "improver"
-            usage[key] = add_usage(usage[key], e["usage"])
+    usage = {"rollouts": ledger.usage("rollout"), "improver": ledger.usage(*IMPROVER_EVENTS)}
     return {
         "run": {k: started[k] for k in ("mode", "k", "final_repeats", "seed", "model", "runner")} if started else None,
         "frozen": bool(choices), "tasks": views,
