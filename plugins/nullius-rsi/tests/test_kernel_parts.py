@@ -85,3 +85,30 @@ def test_the_loopback_agent_loads_a_skill_on_demand(fake_model, tmp_path):
     assert "Quote the source line" not in fake_model.requests[0].body["messages"][0]["content"]
     assert (tmp_path / "r" / "deliverables" / "a.md").read_text() == "quoted\n"
     assert json.loads((tmp_path / "r" / "result.json").read_text())["delivered"] is True
+
+
+def test_compose_is_held_to_its_rules():
+    from nanorsi.propose import _decide
+
+    base = {"systemprompt.md": "Be careful.\n"}
+    edits = {
+        "inv1": {"label": "inv1", "component": "memory.md", "verdict": "mitigates", "observation": "checks figures",
+                 "harness": {**base, "memory.md": "CHECKLIST\n"}},
+        "dom1": {"label": "dom1", "component": "memory.md", "verdict": "mitigates", "observation": "quotes",
+                 "harness": {**base, "memory.md": "QUOTE\n"}},
+        "inv2": {"label": "inv2", "component": "guardrails.md", "verdict": "neutral", "observation": "same",
+                 "harness": {**base, "guardrails.md": "x\n"}},
+    }
+    adopted = _decide({"decision": "adopt", "edits": ["inv1"], "observation": "the checklist helps"}, base, edits)
+    assert adopted["harness"] == {**base, "memory.md": "CHECKLIST\n"}
+    assert adopted["evidence"] == {"inv1": "checks figures"}
+    for header, why in [
+        ({"decision": "adopt", "edits": ["inv1"], "observation": ""}, "must name its observation"),
+        ({"decision": "adopt", "edits": ["inv2"], "observation": "o"}, "only mitigating edits"),
+        ({"decision": "adopt", "edits": ["inv1", "dom1"], "observation": "o"}, "adopt takes exactly one"),
+        ({"decision": "merge", "edits": ["inv1", "dom1"], "observation": "o"}, "on different components"),
+        ({"decision": "adopt", "edits": ["inv9"], "observation": "o"}, "names no contrasted edit"),
+        ({"decision": "take all", "edits": [], "observation": "o"}, "is not adopt, merge or keep"),
+    ]:
+        kept = _decide(header, base, edits)
+        assert kept["decision"] == "keep" and kept["harness"] == base and why in kept["error"]

@@ -32,6 +32,7 @@ def test_agg_run_over_three_tasks_freezes_judges_and_reports(typed_workspace, fa
         assert verdicts == {"inv1": "mitigates", "dom1": "neutral", "inv2": "mitigates", "dom2": "neutral"}
         assert [(e["label"], e["decision"], e["edits"]) for e in of(ws, "compose", task=task)] == [
             ("agg1", "adopt", ["inv1"]), ("agg2", "adopt", ["inv2"])]
+        assert of(ws, "compose", task=task)[0]["evidence"] == {"inv1": "the candidate checks every figure"}
         [sel] = of(ws, "selection", task=task)
         assert sel["fallback"] is False and sel["chosen"] in ("agg1", "agg2")
         assert sorted(sel["ids"].values()) == ["agg1", "agg2"] and set(sel["ids"]) == {"F1", "F2"}

@@ -107,7 +107,7 @@ def _decide(header: dict, harness: dict, by_label: dict) -> dict:
     chosen = [by_label.get(e) for e in edits] if isinstance(edits, list) else [None]
     if decision == "keep":
         return _keep(harness, observation, True)
-    wrong = _rule_broken(decision, chosen)
+    wrong = _rule_broken(decision, chosen) or ("" if observation.strip() else "an adoption must name its observation")
     if wrong:
         return {**_keep(harness, observation, True), "error": f"overruled: {wrong}"}
     after = dict(harness)
@@ -117,7 +117,8 @@ def _decide(header: dict, harness: dict, by_label: dict) -> dict:
     if problems:
         return {**_keep(harness, observation, True), "error": "overruled: " + "; ".join(problems)}
     return {"decision": decision, "edits": [c["label"] for c in chosen], "observation": observation,
-            "harness": after, "called": True, "error": None}
+            "evidence": {c["label"]: c["observation"] for c in chosen}, "harness": after, "called": True,
+            "error": None}
 
 
 def _rule_broken(decision, chosen: list) -> str:
@@ -135,5 +136,5 @@ def _rule_broken(decision, chosen: list) -> str:
 
 
 def _keep(harness: dict, observation: str, called: bool) -> dict:
-    return {"decision": "keep", "edits": [], "observation": observation, "harness": harness,
+    return {"decision": "keep", "edits": [], "observation": observation, "evidence": {}, "harness": harness,
             "called": called, "error": None, "usage": zero_usage()}

@@ -119,6 +119,7 @@ class TaskRun:
                                self.run.improver(self.task.id, label))
         self.run.ledger.append("compose", task=self.task.id, label=label, reference=ref["label"],
                                decision=comp["decision"], edits=comp["edits"], observation=comp["observation"],
+                               evidence=comp["evidence"],
                                called=comp["called"], error=comp["error"], usage=comp["usage"],
                                harness=hz.digest(comp["harness"]))
         if comp["decision"] == "keep":
