@@ -51,11 +51,12 @@ def test_evolve_refuses_a_changed_configuration_or_manifest_but_not_a_raised_bud
     assert "the manifest changed" in run(["evolve"], ws, code=2).stderr
 
 
-def test_judge_is_refused_before_freeze_and_a_bad_judge_result_is_ungraded_not_zero(workspace):
+def test_judge_is_refused_before_freeze_and_a_bad_judge_result_is_ungraded_not_zero(workspace, tmp_path):
     ws = workspace
     _small_run(ws)
     assert "judge is refused before freeze" in run(["judge"], ws, code=2).stderr
     run(["freeze"], ws)
+    (tmp_path / "secrets" / "key").unlink()  # judging asks no model: a key gone after the run does not stop it
     judge = ws / "judge" / "keyword_judge.py"
     judge.write_text('import os\nopen(os.environ["NANORSI_JUDGE_RESULT"], "w").write("{\\"n_passed\\": 3}")\n')
     out = run(["judge"], ws).stdout

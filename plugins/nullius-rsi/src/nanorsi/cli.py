@@ -102,7 +102,7 @@ def cmd_freeze(args) -> int:
 
 def cmd_judge(args) -> int:
     ws = args.workspace
-    cfg, ledger = cf.load(ws), _ledger(ws)
+    cfg, ledger = cf.load(ws, need_key=False), _ledger(ws)
     ledger.verify()
     for e in jd.judge(ws, cfg, ledger):
         shown = f"{e['score']:.3f} ({e['n_passed']}/{e['n_criteria']})" if e["graded"] else f"ungraded: {e['error']}"

@@ -74,8 +74,9 @@ def _field(path: Path, table: str, name: str, spec, raw: dict, errors: list):
     return float(value) if expected == FLOAT else value
 
 
-def validate(raw: dict, path: Path) -> dict:
-    """The config with defaults filled in, or one NanoError listing every bad field."""
+def validate(raw: dict, path: Path, need_key: bool = True) -> dict:
+    """The config with defaults filled in, or one NanoError listing every bad field. need_key: the key file must
+    exist (configure, evolve, doctor); judging and reading need no model."""
     errors, out = [], {}
     for table in raw:
         if table not in SCHEMA:
@@ -91,13 +92,13 @@ def validate(raw: dict, path: Path) -> dict:
             out[table].update({k: got[k] for k in extra})  # the nullius runner's own options travel in the request
         else:
             errors += [f"{path}: [{table}] {k}: unknown field: expected one of {', '.join(fields)}" for k in extra]
-    _cross_checks(out, path, errors)
+    _cross_checks(out, path, errors, need_key)
     if errors:
         raise NanoError("\n".join(errors))
     return out
 
 
-def _cross_checks(cfg: dict, path: Path, errors: list) -> None:
+def _cross_checks(cfg: dict, path: Path, errors: list, need_key: bool) -> None:
     if cfg["runner"]["kind"] == "command" and not cfg["runner"]["command"]:
         errors.append(f"{path}: [runner] command: expected a non-empty list of strings for kind \"command\", found []")
     if not cfg["judge"]["command"]:
@@ -106,14 +107,14 @@ def _cross_checks(cfg: dict, path: Path, errors: list) -> None:
     if key is None:
         return
     key_path = (path.parent / key).resolve()
-    if not key_path.is_file():
+    if need_key and not key_path.is_file():
         errors.append(f"{path}: [model] api_key_file: expected an existing file holding the key, found {key!r}")
     elif key_path.is_relative_to(path.parent.resolve()):
         errors.append(f"{path}: [model] api_key_file: expected a file outside the workspace "
                       f"(rollouts read the workspace), found {key!r}")
 
 
-def load(workspace: Path) -> dict:
+def load(workspace: Path, need_key: bool = True) -> dict:
     path = Path(workspace) / CONFIG_NAME
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -121,7 +122,7 @@ def load(workspace: Path) -> dict:
         raise NanoError(f"{path}: no such file (run `nanorsi new DIR` first)") from None
     except tomllib.TOMLDecodeError as exc:
         raise NanoError(f"{path}: not valid TOML: {exc}") from None
-    return validate(raw, path)
+    return validate(raw, path, need_key)
 
 
 def key_path(cfg: dict, workspace: Path) -> Path:
