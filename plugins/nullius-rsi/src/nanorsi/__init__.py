@@ -1,6 +1,7 @@
 """nanoRSI: recursive harness improvement around a frozen model, auditable from its ledger."""
 
-__version__ = "0.5.0"
+__version__ = "0.1.0"
+SPEC = "0.5"  # the nanoRSI kernel specification this implements
 
 
 class NanoError(Exception):

@@ -10,7 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from . import NanoError, __version__, config as cf, harness as hz, judge as jd, recursion, report as rp, tasks as tk
+from . import SPEC, NanoError, __version__, config as cf, harness as hz, judge as jd, recursion, report as rp, tasks as tk
 from . import templates
 from .ledger import Ledger
 from .model import Client
@@ -153,7 +153,7 @@ def _runner_argv(cfg: dict) -> list:
 
 
 def cmd_doctor(args) -> int:
-    print(f"nanorsi {__version__} on Python {sys.version.split()[0]}")
+    print(f"nanorsi {__version__} (spec v{SPEC}) on Python {sys.version.split()[0]}")
     failed = sys.version_info < (3, 11)
     try:
         for name, said in _checks(args.workspace):
