@@ -112,3 +112,15 @@ def test_compose_is_held_to_its_rules():
     ]:
         kept = _decide(header, base, edits)
         assert kept["decision"] == "keep" and kept["harness"] == base and why in kept["error"]
+
+
+def test_a_broken_library_line_is_named(tmp_path):
+    from nanorsi import NanoError
+    from nanorsi.experience import library
+
+    path = tmp_path / "library.jsonl"
+    path.write_text('{"task": "t", "lesson": "check figures"}\n\n{"task": \n')
+    with pytest.raises(NanoError, match=r"library.jsonl: line 3: not JSON"):
+        library(path)
+    path.write_text('{"task": "t", "lesson": "check figures"}\n')
+    assert library(path) == [{"task": "t", "lesson": "check figures"}]

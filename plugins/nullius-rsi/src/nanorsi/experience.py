@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from . import harness as hz
+from . import NanoError, harness as hz
 from .model import Client, ModelError, ask, zero_usage
 from .tasks import Task
 
@@ -11,7 +11,17 @@ from .tasks import Task
 def library(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            entry = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError as exc:
+            raise NanoError(f"{path}: line {n}: not JSON ({exc.msg})") from None
+        if entry is not None:
+            if not isinstance(entry, dict) or not isinstance(entry.get("lesson"), str):
+                raise NanoError(f"{path}: line {n}: expected {{\"lesson\": text, ...}}")
+            out.append(entry)
+    return out
 
 
 def extract(client: Client, task: Task, base: dict, chosen: dict, contrasts: list, charge) -> dict:
