@@ -124,3 +124,26 @@ def test_a_broken_library_line_is_named(tmp_path):
         library(path)
     path.write_text('{"task": "t", "lesson": "check figures"}\n')
     assert library(path) == [{"task": "t", "lesson": "check figures"}]
+
+
+def test_the_client_retries_a_bounded_number_of_times_and_reads_the_key_each_call(fake_model, tmp_path):
+    from nanorsi.model import Client
+
+    key = tmp_path / "key"
+    key.write_text("first\n")
+    model = {"base_url": fake_model.openai_base_url, "name": "m", "temperature": 0.0, "max_tokens": 100,
+             "retries": 1, "timeout": 30.0}
+    fake_model.use({"rules": [{"when": {"call": 1}, "times": 1, "reply": {"fault": {"status": 500}}}],
+                    "default": {"text": '{"ok": true}'}})
+    reply = Client(model, key).chat([{"role": "user", "content": "hi"}])
+    assert parse_reply(reply.text)[0] == {"ok": True} and reply.usage["calls"] == 1
+    assert [r.status for r in fake_model.requests] == [500, 200]
+    key.write_text("second\n")  # a key replaced between calls is the one sent
+    fake_model.use({"rules": [], "default": {"fault": {"status": 500}}})
+    with pytest.raises(ModelError, match=r"after 1 attempt\(s\): HTTP 500"):
+        Client({**model, "retries": 0}, key).chat([{"role": "user", "content": "hi"}])
+    assert fake_model.requests[-1].headers["authorization"] == "Bearer second"
+    fake_model.use({"rules": [], "default": {"fault": {"status": 401}}})
+    with pytest.raises(ModelError, match="refused: HTTP 401"):  # not retried
+        Client(model, key).chat([{"role": "user", "content": "hi"}])
+    assert [r.status for r in fake_model.requests][-2:] == [500, 401]
