@@ -211,7 +211,8 @@ class Engine:
         self.progress.attach(job.path / "progress.jsonl")
         todo = self._todo(job, work, retry_errors) if resuming else work
         facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
-                         relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter)
+                         relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter,
+                         hold_score=self.spec.hold_score)
         self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
         return facts, work, todo
 

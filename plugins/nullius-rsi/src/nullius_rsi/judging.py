@@ -1,0 +1,68 @@
+"""`nullius improve judge`: after the freeze, the rollout's job scored by the benchmark's own `score`.
+
+The kernel runs it with NANORSI_JUDGE_REQUEST ({task, label, rollout_dir,
+result}, the result naming the rollout's job) and reads
+NANORSI_JUDGE_RESULT ({n_passed, n_criteria, detail}). The trial the run
+held is scored now (`nullius score`'s own code), from its kept answer and
+workspace. A trial that cannot be scored gets no result at all: the kernel
+reads that as ungraded, never as zero.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nullius_core.run.held import score_held
+from nullius_core.run.prepare import RunRefused
+
+SCALE = 1000  # a reward between 0 and 1 that is neither: n_passed of SCALE criteria, the reward itself in detail
+
+
+class Ungraded(Exception):
+    """The rollout cannot be scored: no result is written, and this says why."""
+
+
+def criteria(result: dict[str, Any]) -> tuple[int, int]:
+    """(n_passed, n_criteria) from a scored trial's result.json: a pass is 1 of 1, parts count each part, a reward in [0, 1] by SCALE."""
+    standard = result.get("standard") or {}
+    reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+    if not isinstance(reward, (int, float)):
+        raise Ungraded("the trial has no reward")
+    if isinstance(standard.get("passed"), bool):
+        return int(standard["passed"]), 1
+    parts = (standard.get("parts") or {}).get("parts") if isinstance(standard.get("parts"), dict) else None
+    if parts:
+        return sum(1 for p in parts if isinstance(p.get("reward"), (int, float)) and p["reward"] >= 1), len(parts)
+    if not 0 <= reward <= 1:
+        raise Ungraded(f"the reward {reward} is not between 0 and 1: it is no share of criteria")
+    return (int(reward), 1) if reward in (0, 1) else (round(reward * SCALE), SCALE)
+
+
+def judge(session: Any, request_path: str | None) -> dict[str, Any]:
+    """The judge result of one rollout; Ungraded when there is none."""
+    if not request_path:
+        raise Ungraded("NANORSI_JUDGE_REQUEST is not set: `nullius improve judge` is run by the nanorsi kernel")
+    try:
+        request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise Ungraded(f"{request_path}: cannot be read as JSON: {exc}") from None
+    job = ((request.get("result") or {}).get("job")) if isinstance(request, dict) else None
+    if not isinstance(job, str) or not (Path(job) / "config.json").is_file():
+        raise Ungraded(f"the rollout {request.get('label') if isinstance(request, dict) else '?'} names no Nullius job ({job!r})")
+    try:
+        score_held(session, Path(job))
+    except RunRefused as exc:
+        raise Ungraded(f"the job's benchmark cannot score it: {exc}") from None
+    trials = sorted(Path(job).glob("*/result.json"))
+    if len(trials) != 1:
+        raise Ungraded(f"{job} holds {len(trials)} trials, not one")
+    result = json.loads(trials[0].read_text(encoding="utf-8"))
+    exception = result.get("exception_info") or {}
+    if not result.get("verifier_result"):
+        raise Ungraded(f"{trials[0].parent}: not scored: {exception.get('exception_type')}: {exception.get('exception_message')}")
+    n_passed, n_criteria = criteria(result)
+    detail = {"job": job, "trial": trials[0].parent.name, "reward": result["verifier_result"]["rewards"]["reward"],
+              "outcome": (result.get("standard") or {}).get("outcome"), "agent_failure": exception.get("exception_type")}
+    return {"n_passed": n_passed, "n_criteria": n_criteria, "detail": detail}

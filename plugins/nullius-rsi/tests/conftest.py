@@ -1,0 +1,89 @@
+"""What the substrate's tests share: a Nullius home with GSM8K's offline seed, the fake model playing the agent's model.
+
+The model is the scripted fake model (the one double allowed); the relay, the
+reference agent's process, GSM8K's driver and the `nullius` commands are real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall, running_fake_model
+from nullius_core.testing.seeds import gsm8k_seed
+
+KEY = "sk-upstream-held-by-the-relay-rsi-7c1e55aa"  # the provider key the tests plant: it must be found nowhere
+ANSWERS = {"u0000": "18", "u0001": "3", "u0002": "70000"}  # GSM8K's first three answers
+
+
+def texts(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def agent_reply(request: FakeRequest) -> Reply:
+    """The reference agent's model: it writes notes.md in the workspace, then answers GSM8K's question with its number."""
+    messages = request.body.get("messages", [])
+    question = next((texts(m) for m in messages if m.get("role") == "user"), "")
+    answer = next((a for q, a in QUESTIONS.items() if q in question), "0")
+    if not any(m.get("role") == "tool" for m in messages):
+        return Reply(tool_calls=[ToolCall(name="write_file", arguments={"path": "notes.md", "content": f"working: {answer}\n"})])
+    return Reply(text=f"The answer.\n#### {answer}")
+
+
+QUESTIONS: dict[str, str] = {}  # a distinctive start of each question -> its answer (filled from the seed)
+
+
+def _questions() -> None:
+    lines = gsm8k_seed().read_text(encoding="utf-8").splitlines()[:3]
+    for unit, line in zip(ANSWERS, lines):
+        QUESTIONS[json.loads(line)["question"][:60]] = ANSWERS[unit]
+
+
+def rollout_request(folder: Path, fake_url: str, *, task: str = "u0000", label: str = "base1", harness: dict[str, str] | None = None,
+                    **runner: Any) -> Path:
+    """A request.json as the kernel writes it for a nullius runner, and the harness folder it names."""
+    harness_dir = folder / "harness"
+    for name, text in (harness or {"systemprompt.md": "HARNESS-MARKER: show the working, then the number.\n"}).items():
+        (harness_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (harness_dir / name).write_text(text)
+    table = {"kind": "nullius", "nullius": "nullius", "benchmark": "gsm8k", "agent": "reference", "model": "fake-model",
+             "provider": "openai-compatible", "base_url": fake_url, "unsandboxed": True, **runner}
+    always_on = "\n\n".join(f"## {name}\n{text}" for name, text in sorted((harness or {}).items()) if not name.startswith("skills/")) \
+        or "## systemprompt.md\nHARNESS-MARKER: show the working, then the number.\n"
+    request = {"task": {"id": task, "instruction": "GSM8K's question", "documents": {}, "deliverables": ["answer.md"]},
+               "harness_dir": str(harness_dir), "output_dir": str(folder), "always_on": always_on, "label": label, "runner": table}
+    (folder / "request.json").write_text(json.dumps(request))
+    return folder / "request.json"
+
+
+def nullius_rsi(args: list[str], env: dict[str, str], **files: Path):
+    """`nullius ARGS` with NANORSI_* set to the files given (REQUEST=..., RESULT=...)."""
+    return run_cli(args, {**env, **{f"NANORSI_{k}": str(v) for k, v in files.items()}})
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory, nullius_installs):
+    """A Nullius home with GSM8K's seed, the provider key in its variable (the relay's to hold), and the fake model."""
+    _questions()
+    root = tmp_path_factory.mktemp("rsi")
+    env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with running_fake_model(agent_reply) as fake:
+        assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
+        yield env, fake, root
+
+
+def key_in(folder: Path) -> list[str]:
+    """Every file under folder holding the planted key."""
+    return [str(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and KEY.encode() in p.read_bytes()]
+
+
+__all__ = ["KEY", "ANSWERS", "rollout_request", "nullius_rsi", "key_in", "os"]
