@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,8 @@ from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
-from nullius_core.licences.handout import remove_run
-from nullius_core.run.prepare import Prepared, RunRefused, prepare, with_driver_licences
+from nullius_core.run.lone_driver import prepared_driver
+from nullius_core.run.prepare import Prepared, RunRefused
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.trial_result import score_files
@@ -73,17 +72,10 @@ def score_held(session: Session, job_dir: Path, progress: Progress | None = None
     trials = held_trials(job)
     if not trials:
         return []
-    progress = progress or Progress()
     spec = RunSpec(benchmark=std.benchmark_ref, participant="nop", jobs_dir=job_dir.parent, dataset=std.dataset_folder or std.dataset,
                    bench_options={k: str(v) for k, v in (std.options or {}).items()}, purpose="score")
-    with tempfile.TemporaryDirectory(prefix="nullius-score-") as scratch:
-        prepared = prepare(session, spec, progress, Path(scratch) / "driver")
-        licensed, licences = with_driver_licences(session.paths.secrets_dir, prepared, f"score-{Path(scratch).name}")
-        try:
-            scored = aio.run(_score_all(licensed, trials, std))
-        finally:
-            licences.remove()
-            remove_run(f"score-{Path(scratch).name}")
+    with prepared_driver(session, spec, "score", progress) as prepared:
+        scored = aio.run(_score_all(prepared, trials, std))
     _rewrite_job(job, std)
     return scored
 
