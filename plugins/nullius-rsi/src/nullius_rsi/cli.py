@@ -10,8 +10,6 @@ from typing import Any
 
 import click
 
-from nullius_core.cli.base import session_for
-
 START = "start"  # the front door's command: `nullius improve BENCH AGENT ...` is `nullius improve start BENCH AGENT ...`
 
 
@@ -46,7 +44,7 @@ def rollout_cmd() -> None:
     from nullius_rsi.rollout import failed, rollout
 
     try:
-        result = rollout(session_for(click.get_current_context()), os.environ.get("NANORSI_REQUEST"))
+        result = rollout(os.environ.get("NANORSI_REQUEST"))
     except Exception as exc:  # noqa: BLE001 - a rollout that broke is a failed rollout that says why, never a crash of evolve
         result = failed(f"nullius improve rollout broke: {type(exc).__name__}: {exc}")
     _write("NANORSI_RESULT", result)
@@ -59,7 +57,7 @@ def judge_cmd() -> None:
     from nullius_rsi.judging import Ungraded, judge
 
     try:
-        result = judge(session_for(click.get_current_context()), os.environ.get("NANORSI_JUDGE_REQUEST"))
+        result = judge(os.environ.get("NANORSI_JUDGE_REQUEST"))
     except Ungraded as exc:
         click.echo(f"nullius improve judge: ungraded: {exc}", err=True)
         sys.exit(1)

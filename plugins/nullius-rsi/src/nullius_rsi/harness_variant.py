@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from nullius_core.catalogue.catalogue import split_ref
 
 SCRIPTS_SKILL = "harness-scripts"  # the harness's scripts, as one skill folder the agent can read and run
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -24,18 +23,13 @@ class HarnessProblem(Exception):
     """The harness cannot become a variant of this agent: the message says why."""
 
 
-def instruction_file(session: Any, agent: str) -> tuple[str, bool]:
-    """The agent's instruction file name (AGENTS.md, CLAUDE.md, ...) and whether it finds skills."""
-    key, version = split_ref(agent)
-    try:
-        resolved = session.catalogue.participant(key)[1].resolve(key, version)
-    except (LookupError, KeyError, ValueError) as exc:
-        raise HarnessProblem(f"the agent {agent!r} cannot be had: {exc}") from None
-    places = resolved.variant
-    if places is None or places.instructions is None:
-        raise HarnessProblem(f"{resolved.ref} declares no instruction file (agent.json variant.instructions): "
+def instruction_file(places: dict[str, Any] | None, agent: str) -> tuple[str, bool]:
+    """The agent's instruction file name (AGENTS.md, CLAUDE.md, ...) and whether it finds skills, from its `variant` places."""
+    instructions = (places or {}).get("instructions")
+    if not instructions:
+        raise HarnessProblem(f"{agent} declares no instruction file (agent.json variant.instructions): "
                              "a harness's always-on text has nowhere to go")
-    return places.instructions.file, places.skills is not None
+    return str(instructions["file"]), bool((places or {}).get("skills"))
 
 
 def _skill_text(slug: str, text: str) -> str:

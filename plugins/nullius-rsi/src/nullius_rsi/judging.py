@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nullius_core.run.held import score_held
-from nullius_core.run.prepare import RunRefused
+from nullius_rsi.nullius_cli import CommandFailed, run_nullius
 
 SCALE = 1000  # a reward between 0 and 1 that is neither: n_passed of SCALE criteria, the reward itself in detail
 
@@ -40,7 +39,7 @@ def criteria(result: dict[str, Any]) -> tuple[int, int]:
     return (int(reward), 1) if reward in (0, 1) else (round(reward * SCALE), SCALE)
 
 
-def judge(session: Any, request_path: str | None) -> dict[str, Any]:
+def judge(request_path: str | None) -> dict[str, Any]:
     """The judge result of one rollout; Ungraded when there is none."""
     if not request_path:
         raise Ungraded("NANORSI_JUDGE_REQUEST is not set: `nullius improve judge` is run by the nanorsi kernel")
@@ -51,9 +50,9 @@ def judge(session: Any, request_path: str | None) -> dict[str, Any]:
     job = ((request.get("result") or {}).get("job")) if isinstance(request, dict) else None
     if not isinstance(job, str) or not (Path(job) / "config.json").is_file():
         raise Ungraded(f"the rollout {request.get('label') if isinstance(request, dict) else '?'} names no Nullius job ({job!r})")
-    try:
-        score_held(session, Path(job))
-    except RunRefused as exc:
+    try:  # `nullius score`: the held trial scored by the benchmark's own driver (nothing to do once it is)
+        run_nullius(["score", job, "--json"], log=Path(job) / "score.log")
+    except CommandFailed as exc:
         raise Ungraded(f"the job's benchmark cannot score it: {exc}") from None
     trials = sorted(Path(job).glob("*/result.json"))
     if len(trials) != 1:

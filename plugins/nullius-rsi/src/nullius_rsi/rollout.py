@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from nullius_rsi.harness_variant import HarnessProblem, instruction_file, write_variant
+from nullius_rsi.nullius_cli import CommandFailed, agent_places, nullius_argv
 from nullius_rsi.trial_reading import read_trial
 
 JOB_NAME = "rollout"
@@ -49,6 +49,8 @@ class Runner:
     dataset: str | None = None
     effort: str | None = None
     timeout: float = RUN_SECONDS
+    instructions: str | None = None  # the agent's instruction file (AGENTS.md), as `nullius improve` found it; else asked of `nullius list`
+    skills: bool = True  # whether the agent finds skills (with `instructions`)
 
     def run_args(self) -> list[str]:
         args = ["--model", self.model, "--backend", self.backend]
@@ -73,10 +75,13 @@ def _string(table: dict[str, Any], name: str, required: bool = False) -> str | N
 
 
 def _pairs(table: dict[str, Any], name: str) -> dict[str, str]:
-    value = table.get(name, {})
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float, bool)) for v in value.values()):
-        raise RolloutProblem(f"[runner] {name}: expected a table of NAME = value, found {json.dumps(value)}")
-    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    """NAME=VALUE strings (a list, as `nanorsi configure` keeps them), or a table of them."""
+    value = table.get(name, [])
+    if isinstance(value, list) and all(isinstance(v, str) and "=" in v and not v.startswith("=") for v in value):
+        return dict(v.split("=", 1) for v in value)
+    if isinstance(value, dict) and all(isinstance(v, (str, int, float, bool)) for v in value.values()):
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    raise RolloutProblem(f"[runner] {name}: expected a list of \"NAME=VALUE\" strings, found {json.dumps(value)}")
 
 
 def runner_of(table: Any) -> Runner:
@@ -90,7 +95,8 @@ def runner_of(table: Any) -> Runner:
                   model=str(_string(table, "model", True)), provider=_string(table, "provider"), base_url=_string(table, "base_url"),
                   backend=_string(table, "backend") or "local", unsandboxed=unsandboxed, options=_pairs(table, "options"),
                   bench_options=_pairs(table, "bench_options"), dataset=_string(table, "dataset"), effort=_string(table, "effort"),
-                  timeout=float(timeout) if isinstance(timeout, (int, float)) else RUN_SECONDS)
+                  timeout=float(timeout) if isinstance(timeout, (int, float)) else RUN_SECONDS,
+                  instructions=_string(table, "instructions"), skills=table.get("skills", True) is not False)
 
 
 def failed(error: str, job: str | None = None, trajectory: str = "") -> dict[str, Any]:
@@ -113,20 +119,23 @@ def _request(path: str | None) -> dict[str, Any]:
     return request
 
 
-def rollout(session: Any, request_path: str | None) -> dict[str, Any]:
+def rollout(request_path: str | None) -> dict[str, Any]:
     """The rollout's result (the contract's result.json), whatever happened."""
     try:
         request = _request(request_path)
         runner = runner_of(request.get("runner"))
         out = Path(request["output_dir"])
         task, label = request["task"], str(request["label"])
-        instructions, takes_skills = instruction_file(session, runner.agent)
+        if runner.instructions:
+            instructions, takes_skills = runner.instructions, runner.skills
+        else:
+            instructions, takes_skills = instruction_file(agent_places(runner.agent), runner.agent)
         variant = write_variant(out / "variant" / label, harness_dir=Path(request["harness_dir"]), always_on=request["always_on"],
                                 agent=runner.agent, model=runner.model, task=task["id"], instructions=instructions,
                                 takes_skills=takes_skills, effort=runner.effort)
-    except (RolloutProblem, HarnessProblem, OSError) as exc:
+    except (RolloutProblem, HarnessProblem, CommandFailed, OSError) as exc:
         return failed(str(exc))
-    argv = [sys.executable, "-m", "nullius_core", "run", runner.benchmark, runner.agent, "--variant", str(variant),
+    argv = [*nullius_argv("run"), runner.benchmark, runner.agent, "--variant", str(variant),
             "--hold-score", "-j", "1", "--jobs-dir", str(out / "jobs"), "--job-name", JOB_NAME, *runner.run_args()]
     (out / "rollout.json").write_text(json.dumps({"runner": runner.record(), "argv": argv[1:], "variant": str(variant)}, indent=2),
                                       encoding="utf-8")
