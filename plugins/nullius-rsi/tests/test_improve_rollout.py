@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import key_in, nullius_rsi, rollout_request
+from improve_world import key_in, nullius_rsi, rollout_request, world  # noqa: F401 - world is a fixture
 
 
 @pytest.fixture(scope="module")

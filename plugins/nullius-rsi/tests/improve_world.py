@@ -1,5 +1,7 @@
 """What the substrate's tests share: a Nullius home with GSM8K's offline seed, the fake model playing the agent's model.
 
+Each test_improve_*.py imports it (its fixture `world` too): the kernel's tests own conftest.py.
+
 The model is the scripted fake model (the one double allowed); the relay, the
 reference agent's process, GSM8K's driver and the `nullius` commands are real.
 """
