@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,77 @@ def texts(message: dict[str, Any]) -> str:
 
 
 def agent_reply(request: FakeRequest) -> Reply:
-    """The reference agent's model: it writes notes.md in the workspace, then answers GSM8K's question with its number."""
+    """The reference agent's model: it writes notes.md in the workspace, then answers GSM8K's question.
+
+    Its answer is right under a harness that holds a CHECKLIST (marked "(checked)", what the contrast classifier
+    looks for) or the rollout tests' HARNESS-MARKER, and wrong ("#### 0") under `nullius improve`'s base harness.
+    """
     messages = request.body.get("messages", [])
+    system = texts(messages[0]) if messages else ""
     question = next((texts(m) for m in messages if m.get("role") == "user"), "")
     answer = next((a for q, a in QUESTIONS.items() if q in question), "0")
     if not any(m.get("role") == "tool" for m in messages):
         return Reply(tool_calls=[ToolCall(name="write_file", arguments={"path": "notes.md", "content": f"working: {answer}\n"})])
-    return Reply(text=f"The answer.\n#### {answer}")
+    if "CHECKLIST" in system:
+        return Reply(text=f"Each step checked against the question. (checked)\n#### {answer}")
+    if "HARNESS-MARKER" in system:
+        return Reply(text=f"The answer.\n#### {answer}")
+    return Reply(text="A guess.\n#### 0")
+
+
+def header(obj: dict[str, Any], **bodies: str) -> str:
+    return json.dumps(obj) + "".join(f"\n```{name}\n{body}```" for name, body in bodies.items())
+
+
+class Improver:
+    """The fake model as nanoRSI's improver: proposer (INV, DOM), contrast classifier, composer, selector, lesson extractor."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, system: str, user: str) -> str:
+        role = system.split("\n", 1)[0].removeprefix("nanorsi:")
+        self.seen.append(role)
+        return getattr(self, role.replace(" ", "_"))(user)
+
+    def propose_INV(self, user: str) -> str:
+        return header({"component": "memory.md", "deficiency": "answers without checking", "rationale": "a checklist"},
+                      **{"memory.md": "CHECKLIST: work the arithmetic step by step, check each step, then answer.\n"})
+
+    def propose_DOM(self, user: str) -> str:
+        return header({"component": "skills/arith/SKILL.md", "rationale": "word problems"},
+                      **{"skills/arith/SKILL.md": "How to read a word problem\nList the quantities first.\n"})
+
+    def contrast(self, user: str) -> str:
+        ref, cand = user.split("\nCANDIDATE (", 1)
+        better = "(checked)" in cand.split("DELIVERABLES:")[-1] and "(checked)" not in ref.split("DELIVERABLES:")[-1]
+        return header({"verdict": "mitigates" if better else "neutral",
+                       "observation": "the candidate checks each step and answers right" if better else "no behavioural change"})
+
+    def compose(self, user: str) -> str:
+        mitigating = re.findall(r"- (\w+) \(\w+, [^)]*\): mitigates", user)
+        if not mitigating:
+            return header({"decision": "keep", "edits": [], "observation": "nothing mitigates"})
+        return header({"decision": "adopt", "edits": mitigating[:1], "observation": "adopt the checklist"})
+
+    def select(self, user: str) -> str:
+        return header({"choice": "F1", "reason": "complete"})
+
+    def lesson(self, user: str) -> str:
+        first = re.search(r"CONTRASTS:\n- (\w+)", user).group(1)
+        return header({"lesson": "A checklist in memory makes the agent check its arithmetic.", "evidence": [first]})
+
+
+IMPROVER = Improver()
+
+
+def respond(request: FakeRequest) -> Reply | dict[str, Any]:
+    """One fake model for both: nanoRSI's improver (its system prompt starts nanorsi:) and the reference agent."""
+    messages = request.body.get("messages", [])
+    system = texts(messages[0]) if messages else ""
+    if system.startswith("nanorsi:"):
+        return {"text": IMPROVER(system, texts(messages[1]))}
+    return agent_reply(request)
 
 
 QUESTIONS: dict[str, str] = {}  # a distinctive start of each question -> its answer (filled from the seed)
@@ -78,7 +143,7 @@ def world(tmp_path_factory, nullius_installs):
     root = tmp_path_factory.mktemp("rsi")
     env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    with running_fake_model(agent_reply) as fake:
+    with running_fake_model(respond) as fake:
         assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
         yield env, fake, root
 

@@ -63,3 +63,41 @@ def judge_cmd() -> None:
         sys.exit(1)
     _write("NANORSI_JUDGE_RESULT", result)
     click.echo(f"{result['n_passed']}/{result['n_criteria']}")
+
+
+@improve.command(START)
+@click.argument("benchmark")
+@click.argument("agent")
+@click.option("--tasks", required=True, metavar="ID,ID,...", help="The units to improve on, by id (u0001, a task folder's name).")
+@click.option("--model", required=True, help="The frozen model: the agent's in every rollout, and the improver's unless --improver-model.")
+@click.option("--provider", help="The model provider (the relays hold its key: the agent's run's and the improver's route).")
+@click.option("--base-url", help="The provider's base URL, ending at its /v1.")
+@click.option("--improver-model", help="The improver's model (propose, contrast, compose, select, experience), if not --model.")
+@click.option("--mode", type=click.Choice(["agg", "seq"]), default="agg", show_default=True, help="k pairs in parallel, or k rounds in sequence.")
+@click.option("--k", "k", type=click.IntRange(1, 32), default=2, show_default=True, help="Candidate pairs (agg) or rounds (seq) per task.")
+@click.option("--final-repeats", type=click.IntRange(1, 16), default=1, show_default=True, help="Rollouts that must confirm an adopted harness.")
+@click.option("--workspace", "-w", type=click.Path(path_type=Path, file_okay=False),
+              help="The kernel's workspace (default: improve__BENCH__AGENT__MODEL); one that holds an experiment goes on with it.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="An option of the agent's, in every rollout. Repeatable.")
+@click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option. Repeatable.")
+@click.option("--dataset", help="The benchmark's dataset (default: its own).")
+@click.option("--backend", default="local", show_default=True, help="Where each rollout's unit runs.")
+@click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on the local backend, which is not a sandbox.")
+@click.option("--max-rollouts", type=click.IntRange(min=0), help="The budget's rollouts ([budget] max_rollouts).")
+@click.option("--max-proposer-calls", type=click.IntRange(min=0), help="The budget's improver calls ([budget] max_proposer_calls).")
+def start_cmd(benchmark: str, agent: str, tasks: str, workspace: Path | None, **options: Any) -> None:
+    """Improve AGENT's harness on TASKS of BENCH: nanoRSI's recursion, each rollout a one-unit Nullius run, then freeze, judge, report."""
+    from nullius_rsi.front import CommandFailed, Experiment, FrontRefused, start
+
+    ids = tuple(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
+    if not ids:
+        raise click.UsageError("--tasks names no task")
+    folder = workspace or Path("__".join(("improve", benchmark, agent, options["model"])).replace("/", "-").replace("@", "-"))
+    exp = Experiment(benchmark=benchmark, agent=agent, tasks=ids, workspace=folder.resolve(), options=tuple(options.pop("options")),
+                     bench_options=tuple(options.pop("bench_options")), **options)
+    try:
+        code = start(exp, lambda line: click.echo(line, err=True))
+    except (FrontRefused, CommandFailed) as exc:
+        click.echo(f"nullius: improve refused: {exc}", err=True)
+        sys.exit(2)
+    sys.exit(code)
