@@ -91,3 +91,24 @@ def test_the_ledger_verifies_and_the_key_is_nowhere_in_the_workspace(improved):
     config = (ws / "nanorsi.toml").read_text()
     key_file = config.split("api_key_file = ")[1].split("\n")[0].strip('"')
     assert not Path(key_file).is_relative_to(ws) and not Path(key_file).exists()  # the route's token, gone with its relay
+
+
+def test_a_seq_run_stopped_by_its_budget_goes_on_when_run_again(world, tmp_path):
+    env, fake, root = world
+    ws = tmp_path / "ws"
+    args = ["improve", "gsm8k", "reference", "--tasks", "u0001", "--model", "fake-model", "--provider", "openai-compatible",
+            "--base-url", fake.openai_base_url, "--unsandboxed", "--mode", "seq", "--k", "1", "--workspace", str(ws), "--max-rollouts", "2"]
+    stopped = run_cli(args, env)
+    assert stopped.code == 3, stopped.output[-3000:]  # the kernel's budget stop, said, the experiment kept
+    assert "the budget ran out" in stopped.stderr
+    port = (ws / "improver-relay" / "port").read_text()
+    config = ws / "nanorsi.toml"
+    config.write_text(config.read_text().replace("max_rollouts = 2", "max_rollouts = 20"))
+    again = run_cli(args, env)  # the same workspace: no new experiment, evolve goes on
+    assert again.code == 0, again.output[-3000:]
+    assert (ws / "improver-relay" / "port").read_text() == port  # the kernel's pinned base_url still reaches the improver's route
+    report = json.loads(nanorsi(ws, env, "report", "--json").stdout)
+    assert report["run"]["mode"] == "seq" and report["budget"]["exhausted"] == 1
+    task = report["tasks"][0]
+    assert task["chosen"] == "c1" and (task["base_score"], task["final_score"]) == (0.0, 1.0)
+    assert nanorsi(ws, env, "verify").returncode == 0

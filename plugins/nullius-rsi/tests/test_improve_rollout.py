@@ -56,6 +56,7 @@ def test_a_rollout_leaves_its_answer_and_workspace_changes_as_deliverables_and_i
     matched = json.loads((folder / "config.json").read_text())
     assert matched["model"] == "fake-model" and matched["participant"] == "reference" and matched["backend"] == "local"
     assert matched["runner"]["base_url"] and matched["variant"]["name"] == "base1"
+    assert matched["agent"]["version"] == "0.1.0" and matched["agent"]["options"] == {"reasoning_effort": "default"}
 
 
 def test_the_rollouts_run_scores_nothing_its_trial_is_held(base_rollout):

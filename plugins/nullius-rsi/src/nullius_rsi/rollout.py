@@ -169,7 +169,8 @@ def result_of(job: Path, task: dict[str, Any], runner: Runner) -> dict[str, Any]
 
 def _matched(standard: dict[str, Any], runner: Runner) -> dict[str, Any]:
     """What makes two rollouts comparable, as the job recorded it: the same for every rollout but the variant."""
-    keys = ("benchmark_ref", "dataset", "dataset_sha256", "participant", "model", "options", "agent_options", "reasoning_effort",
-            "variant", "versions")
-    return {"runner": runner.record(), "backend": (standard.get("backend") or {}).get("name"),
+    keys = ("nullius", "benchmark_ref", "dataset", "dataset_sha256", "participant", "model", "options", "reasoning_effort", "unsandboxed",
+            "variant")
+    agent = {k: v for k, v in (standard.get("agent") or {}).items() if k in ("ref", "version", "options", "protocol", "provider", "base_url")}
+    return {"runner": runner.record(), "backend": (standard.get("backend") or {}).get("name"), "agent": agent,
             **{k: standard.get(k) for k in keys if k in standard}}
