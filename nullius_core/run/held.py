@@ -95,8 +95,13 @@ async def _score_all(prepared: Prepared, trials: list[TrialDir], std: JobStandar
 
 
 async def _score_one(driver: Driver, prepared: Prepared, trial: TrialDir, std: JobStandard) -> Scored:
-    held: dict[str, Any] = read_json(trial.path / HELD)
-    result: dict[str, Any] = trial.read_result() or {}
+    try:
+        held: dict[str, Any] = read_json(trial.path / HELD)
+        result: dict[str, Any] = trial.read_result() or {}
+        if not isinstance(held.get("dir"), str):
+            raise ValueError("no dir")
+    except (OSError, ValueError, AttributeError) as exc:
+        return Scored(trial.name, "held", None, None, error=f"{HELD} cannot be read: {exc}")
     unit = (result.get("standard") or {}).get("unit") or trial.name
     request: dict[str, Any] = {"unit": unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve()),
                                "dir": str((trial.path / held["dir"]).resolve()), "answer": held.get("answer") or "",

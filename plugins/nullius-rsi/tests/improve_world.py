@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from nullius_core.testing import isolated_env, run_cli
-from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall, running_fake_model
+from nullius_core.testing.fake_model import Fault, FakeRequest, Reply, ToolCall, running_fake_model
 from nullius_core.testing.seeds import gsm8k_seed
 
 KEY = "sk-upstream-held-by-the-relay-rsi-7c1e55aa"  # the provider key the tests plant: it must be found nowhere
+SLOW_SECONDS = 30.0  # past the slow rollout's [runner] timeout, which is what is tested
 ANSWERS = {"u0000": "18", "u0001": "3", "u0002": "70000"}  # GSM8K's first three answers
 
 
@@ -41,6 +42,8 @@ def agent_reply(request: FakeRequest) -> Reply:
     system = texts(messages[0]) if messages else ""
     question = next((texts(m) for m in messages if m.get("role") == "user"), "")
     answer = next((a for q, a in QUESTIONS.items() if q in question), "0")
+    if "SLOW-MARKER" in system:  # a model that does not answer in time: the rollout's own limit stops its run
+        return Reply(text="late", fault=Fault(first_byte_delay=SLOW_SECONDS))
     if not any(m.get("role") == "tool" for m in messages):
         return Reply(tool_calls=[ToolCall(name="write_file", arguments={"path": "notes.md", "content": f"working: {answer}\n"})])
     if "CHECKLIST" in system:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from nullius_core.testing import processes_under
+
 from improve_world import key_in, nullius_rsi, rollout_request, world  # noqa: F401 - world is a fixture
 
 
@@ -122,3 +124,15 @@ def test_a_runner_table_without_its_agent_is_a_failed_rollout_naming_the_field(w
     result = json.loads((tmp_path / "result.json").read_text())
     assert done.code == 0 and result["ok"] is False and result["error"] == "[runner] agent: expected a non-empty string, found null"
     assert result["job"] is None
+
+
+def test_a_rollout_past_its_runner_timeout_stops_its_run_and_is_ok_false(world, tmp_path):
+    env, fake, root = world
+    request = rollout_request(tmp_path, fake.openai_base_url, label="dom1", timeout=8,
+                              harness={"systemprompt.md": "SLOW-MARKER: the model will not answer in time.\n"})
+    done = nullius_rsi(["improve", "rollout"], env, REQUEST=request, RESULT=tmp_path / "result.json")
+    assert done.code == 0, done.output
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["ok"] is False and result["delivered"] is False
+    assert result["error"].startswith("CancelledError") or "stopped after 7.2 s" in result["error"]
+    assert processes_under(tmp_path) == []  # the run stopped whole: no agent, driver or relay left

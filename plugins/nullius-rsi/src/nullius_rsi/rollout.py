@@ -27,6 +27,8 @@ from nullius_rsi.trial_reading import read_trial
 JOB_NAME = "rollout"
 RUN_SECONDS = 3600.0  # a default only: the [runner] table's timeout is the kernel's own limit on the whole rollout
 ANSWER = "answer.md"
+TIME_SHARE = 0.9  # of the [runner] timeout, the kernel's limit on the whole rollout: the run stops first, so a result is written
+STOP_SECONDS = 60.0  # for a stopped run to write its records before it is killed
 
 
 class RolloutProblem(Exception):
@@ -140,17 +142,30 @@ def rollout(request_path: str | None) -> dict[str, Any]:
     (out / "rollout.json").write_text(json.dumps({"runner": runner.record(), "argv": argv[1:], "variant": str(variant)}, indent=2),
                                       encoding="utf-8")
     with (out / "nullius-run.log").open("w", encoding="utf-8") as log:
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
-                                  timeout=runner.timeout)
-            status = f"nullius run exited {done.returncode}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            status = f"nullius run could not finish: {exc}"
+        status = _run(argv, log, runner.timeout * TIME_SHARE)
     job = out / "jobs" / JOB_NAME
     if not (job / "config.json").is_file():
         tail = (out / "nullius-run.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
         return failed(f"{status}, no job: " + " / ".join(tail))
     return result_of(job, task, runner)
+
+
+def _run(argv: list[str], log: Any, seconds: float) -> str:
+    """`nullius run`, stopped as Ctrl-C stops it (SIGTERM: its trial recorded as cancelled) when it runs past `seconds`."""
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    except OSError as exc:
+        return f"nullius run could not start: {exc}"
+    try:
+        return f"nullius run exited {process.wait(timeout=seconds)}"
+    except subprocess.TimeoutExpired:
+        process.terminate()
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        return f"nullius run stopped after {seconds:g} s ([runner] timeout)"
 
 
 def result_of(job: Path, task: dict[str, Any], runner: Runner) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.workspace_patch import PatchError, workspace_patch
 
 HELD_KIND = "ScoreHeld"
@@ -30,17 +31,9 @@ def _json(path: Path) -> Any:
         return None
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def usage_of(trial: Path) -> dict[str, int]:
     """The agent's calls and tokens, as its route's relay recorded them (agent/calls.jsonl)."""
-    calls = [c for c in _lines(trial / "agent" / "calls.jsonl") if c.get("kind", "agent") == "agent"]
+    calls = [c for c in read_json_lines(trial / "agent" / "calls.jsonl") if c.get("kind", "agent") == "agent"]
     total = {"calls": len(calls), "input_tokens": 0, "output_tokens": 0}
     for call in calls:
         usage = call.get("usage") or {}
