@@ -30,7 +30,8 @@ from nullius_core.run.prepare import Prepared, RunRefused
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.trial_result import score_files
-from nullius_core.run.unit import HELD, TrialError, check_score
+from nullius_core.run.hold import HELD
+from nullius_core.run.unit import TrialError, check_score
 from nullius_core.session import Session
 
 HELD_KIND = "ScoreHeld"

@@ -33,6 +33,7 @@ from nullius_core.run import environments
 from nullius_core.run.agent_unit import converse
 from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
+from nullius_core.run.hold import HELD_MESSAGE, NotHeld, hold
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
 from nullius_core.run.steps import StepFailed, StepRun, oracle_steps
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
 # Kinds a driver's error may name by its first words, from any op (`EnvironmentSetupError: the tool did not start`):
 # the upstream's own setup, check, cancel or bug surfacing in another op, which keeps its kind.
-HELD = "verifier/held.json"  # a held trial's answer, transcript and workspace, for `nullius score` (held.py)
 SAID_KINDS = ("EnvironmentSetupError", "VerifierError", "CancelledError", "CauseUnknownError")
 
 
@@ -166,10 +166,10 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         ran.phases.begin("agent_execution")
         await _answer(facts, work, ran, trial, driver, backend, setup)
         ran.phases.begin("verifier")
-        if facts.hold_score:
+        if facts.hold_score:  # no score now: what it needs is kept, and the trial is held
             await _hold(facts, ran, trial)
-        else:
-            await _score(facts, ran, trial, driver)
+            raise TrialError("ScoreHeld", HELD_MESSAGE)
+        await _score(facts, ran, trial, driver)
         ran.phases.end()
     except TrialError as exc:
         ran.exception = error_info(exc.kind, str(exc), "".join(traceback.format_exception_only(exc)))
@@ -340,23 +340,10 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
 
 
 async def _hold(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
-    """--hold-score: what `score` would be sent, kept in verifier/held.json beside the workspace; the trial is held (ScoreHeld)."""
-    place = ran.place
-    assert place is not None
-    if place.box is not None or ran.steps is not None or "judge" in ran.voices:
-        why = "its judge's route ends with the unit" if "judge" in ran.voices else "its check runs in the task's box, which ends with the unit"
-        raise TrialError("VerifierError", f"--hold-score cannot hold this unit's score: {why}")
-    workspace = place.workspace.resolve()
-    if not workspace.is_relative_to(trial.path.resolve()):
-        raise TrialError("VerifierError", f"--hold-score cannot hold this unit's score: its workspace {workspace} is outside the trial")
-    ran.transcript = ran.transcript or [{"role": "user", "text": str(ran.prompt)}, {"role": "agent", "text": str(ran.answer)}]
-    if facts.prepared.agent is not None:  # as `score` would find it: no link leads out of what the agent left
-        await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
-    held = {"dir": str(workspace.relative_to(trial.path.resolve())), "answer": ran.answer, "transcript": ran.transcript,
-            "stopped": ran.stopped, "setup": facts.prepared.setup_request,
-            "agent_failure": dump(ran.agent_failure) if ran.agent_failure is not None else None}
-    trial.write_json(HELD, held)
-    raise TrialError("ScoreHeld", "the run held this unit's score (--hold-score); `nullius score JOB` scores it")
+    try:
+        await hold(facts, ran, trial)
+    except NotHeld as exc:
+        raise TrialError("VerifierError", str(exc)) from None
 
 
 async def _capability(
