@@ -160,7 +160,9 @@ def start(exp: Experiment, say: Callable[[str], None]) -> int:
     kernel, ws = kernel_argv(), exp.workspace
     beside = Path(sys.executable).with_name("nullius")  # this install's own command, for the kernel's runner and judge
     nullius = str(beside) if beside.is_file() else shutil.which("nullius") or "nullius"
-    fresh = not (ws / "nanorsi.toml").is_file()
+    made = (ws / "nanorsi.toml").is_file()
+    ledger = ws / ".nanorsi" / "ledger.jsonl"
+    started = ledger.is_file() and ledger.stat().st_size > 0  # the kernel pins its configuration from then on
 
     def nanorsi(*args: str, check: bool = True) -> int:
         code = subprocess.run([*kernel, "-C", str(ws), *args], stdin=subprocess.DEVNULL).returncode
@@ -168,7 +170,7 @@ def start(exp: Experiment, say: Callable[[str], None]) -> int:
             raise FrontRefused(f"nanorsi {args[0]} exited {code}")
         return code
 
-    if fresh:
+    if not made:
         tasks = manifest(exp)
         if subprocess.run([*kernel, "new", str(ws)], stdin=subprocess.DEVNULL).returncode != 0:
             raise FrontRefused(f"nanorsi new {ws} failed")
@@ -180,7 +182,7 @@ def start(exp: Experiment, say: Callable[[str], None]) -> int:
     route = ImproverRoute(exp, ws / RELAY_RECORD)
     try:  # the kernel validates its config (the key file there) at each step: the route lives until the last
         _write_secret(key_file, route.token)
-        if fresh:
+        if not started:
             nanorsi("configure", *assignments(exp, route.url, key_file, nullius))
         say(f"improver route: {route.url} (recorded in {ws / RELAY_RECORD})")
         code = nanorsi("evolve", check=False)
