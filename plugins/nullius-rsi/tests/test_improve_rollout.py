@@ -44,7 +44,19 @@ def test_a_rollout_is_a_one_unit_job_with_the_harness_where_the_agent_reads_it(b
     first = json.loads((trial / ".work" / "relay" / "bodies.jsonl").read_text().splitlines()[0])["request"]
     system = first["messages"][0]["content"]
     assert "HARNESS-MARKER" in system  # AGENTS.md, where the reference agent reads it
+    assert "HARNESS-MARKER" in (trial / ".work" / "workspace" / "AGENTS.md").read_text()
+    assert (trial / ".work" / "workspace" / ".agents" / "skills" / "carry" / "SKILL.md").read_text().startswith(
+        "---\nname: carry\ndescription: Carry the tens when adding.\n---\n")
     assert "carry: Carry the tens when adding." in system  # the harness's skill, listed from its description line
+
+
+def test_the_result_is_the_contracts_field_by_field(base_rollout):
+    env, folder, result = base_rollout
+    assert set(result) == {"ok", "delivered", "trajectory", "deliverables", "usage", "error", "job"}
+    assert isinstance(result["ok"], bool) and isinstance(result["delivered"], bool) and isinstance(result["trajectory"], str)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in result["deliverables"].items())
+    assert set(result["usage"]) == {"calls", "input_tokens", "output_tokens"} and all(type(v) is int for v in result["usage"].values())
+    assert result["error"] is None and isinstance(result["job"], str)
 
 
 def test_a_rollout_leaves_its_answer_and_workspace_changes_as_deliverables_and_its_usage(base_rollout):
