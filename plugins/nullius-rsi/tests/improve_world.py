@@ -42,6 +42,8 @@ def agent_reply(request: FakeRequest) -> Reply:
     system = texts(messages[0]) if messages else ""
     question = next((texts(m) for m in messages if m.get("role") == "user"), "")
     answer = next((a for q, a in QUESTIONS.items() if q in question), "0")
+    if JUDGE_MARK in question:  # nullius assess's judge (the reference agent): each dimension scored by the verifier's reward
+        return Reply(text=judge_reply(question))
     if "SLOW-MARKER" in system:  # a model that does not answer in time: the rollout's own limit stops its run
         return Reply(text="late", fault=Fault(first_byte_delay=SLOW_SECONDS))
     if not any(m.get("role") == "tool" for m in messages):
@@ -51,6 +53,17 @@ def agent_reply(request: FakeRequest) -> Reply:
     if "HARNESS-MARKER" in system:
         return Reply(text=f"The answer.\n#### {answer}")
     return Reply(text="A guess.\n#### 0")
+
+
+JUDGE_MARK = "NULLIUS JUDGE ASSESSMENT"
+
+
+def judge_reply(prompt: str) -> str:
+    rubric = json.loads(re.search(r"## Rubric \(assessment_dimensions\.json\)\n```json\n(.*?)\n```", prompt, re.S).group(1))
+    said = re.search(r"verifier reward: (\S+)", prompt).group(1)
+    reward = 0.0 if said == "null" else float(said)
+    scores = {d["name"]: {"score": round(d["max_score"] * reward), "reasoning": f"reward {reward}"} for d in rubric["dimensions"]}
+    return "```json\n" + json.dumps({"dimensions": scores, "overall": "as the reward says"}) + "\n```"
 
 
 def header(obj: dict[str, Any], **bodies: str) -> str:

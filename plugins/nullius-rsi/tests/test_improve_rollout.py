@@ -148,3 +148,29 @@ def test_a_rollout_past_its_runner_timeout_stops_its_run_and_is_ok_false(world, 
     assert result["ok"] is False and result["delivered"] is False
     assert result["error"].startswith("CancelledError") or "stopped after 7.2 s" in result["error"]
     assert processes_under(tmp_path) == []  # the run stopped whole: no agent, driver or relay left
+
+
+RUBRIC = {"dimensions": [{"name": "correctness", "title": "Correctness", "max_score": 10, "description": "Is the answer right?"},
+                         {"name": "clarity", "title": "Clarity", "max_score": 4, "description": "Is the working shown?"}]}
+
+
+def test_the_judge_adds_the_rubric_assessment_to_its_detail_never_to_the_score(world, tmp_path):
+    env, fake, root = world
+    rubric = tmp_path / "assessment_dimensions.json"
+    rubric.write_text(json.dumps(RUBRIC))
+    assess = ["--judge", "reference", "--model", "fake-model", "--eval-repetitions", "1", "--rubric", str(rubric),
+              "--provider", "openai-compatible", "--base-url", fake.openai_base_url, "--unsandboxed"]
+    folder = tmp_path / "rollout"
+    folder.mkdir()
+    request = rollout_request(folder, fake.openai_base_url, task="u0001", assess=assess)
+    assert nullius_rsi(["improve", "rollout"], env, REQUEST=request, RESULT=folder / "result.json").code == 0
+    result = json.loads((folder / "result.json").read_text())
+    judge_request = tmp_path / "judge-request.json"
+    judge_request.write_text(json.dumps({"task": {"id": "u0001"}, "label": "base1", "rollout_dir": str(folder), "result": result}))
+    done = nullius_rsi(["improve", "judge"], env, JUDGE_REQUEST=judge_request, JUDGE_RESULT=tmp_path / "judged.json")
+    assert done.code == 0, done.output
+    judged = json.loads((tmp_path / "judged.json").read_text())
+    assert (judged["n_passed"], judged["n_criteria"]) == (1, 1)  # the benchmark's own score
+    assessed = judged["detail"]["assessment"]
+    assert assessed["normalized_score"] == 1.0 and assessed["n"] == 1 and assessed["ungraded"] == 0 and assessed["judge_model"] == "fake-model"
+    assert (Path(result["job"]) / "u0001" / "assessment_summary.json").is_file()

@@ -85,6 +85,11 @@ def judge_cmd() -> None:
 @click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on the local backend, which is not a sandbox.")
 @click.option("--max-rollouts", type=click.IntRange(min=0), help="The budget's rollouts ([budget] max_rollouts).")
 @click.option("--max-proposer-calls", type=click.IntRange(min=0), help="The budget's improver calls ([budget] max_proposer_calls).")
+@click.option("--assess-judge", metavar="AGENT", help="Add the rubric assessment (nullius assess, where installed) by this judge agent to each score.")
+@click.option("--assess-model", help="The assessment judge's model (default: --model).")
+@click.option("--rubric", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="The assessment's assessment_dimensions.json.")
+@click.option("--criteria-dir", type=click.Path(path_type=Path, file_okay=False, exists=True), help="The assessment's criteria per unit.")
+@click.option("--assess-repetitions", type=click.IntRange(min=1), default=1, show_default=True, help="Evaluations per judged rollout.")
 def start_cmd(benchmark: str, agent: str, tasks: str, workspace: Path | None, **options: Any) -> None:
     """Improve AGENT's harness on TASKS of BENCH: nanoRSI's recursion, each rollout a one-unit Nullius run, then freeze, judge, report."""
     from nullius_rsi.front import CommandFailed, Experiment, FrontRefused, start

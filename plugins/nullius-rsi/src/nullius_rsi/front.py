@@ -62,6 +62,23 @@ class Experiment:
     dataset: str | None = None
     max_rollouts: int | None = None
     max_proposer_calls: int | None = None
+    assess_judge: str | None = None  # with it, the judge adds the rubric assessment (`nullius assess`) to each score's detail
+    assess_model: str | None = None
+    rubric: Path | None = None
+    criteria_dir: Path | None = None
+    assess_repetitions: int = 1
+
+    def assess_args(self) -> list[str]:
+        """`nullius assess`'s options for [runner] assess: the judge, its model and relay, the rubric; none without --assess-judge."""
+        if not self.assess_judge:
+            return []
+        args = ["--judge", self.assess_judge, "--model", self.assess_model or self.model, "--eval-repetitions", str(self.assess_repetitions),
+                "--backend", self.backend]
+        for flag, value in (("--provider", self.provider), ("--base-url", self.base_url), ("--rubric", self.rubric),
+                            ("--criteria-dir", self.criteria_dir)):
+            if value:
+                args += [flag, str(Path(value).resolve()) if isinstance(value, Path) else value]
+        return args + (["--unsandboxed"] if self.unsandboxed else [])
 
 
 def kernel_argv() -> list[str]:
@@ -96,7 +113,8 @@ def assignments(exp: Experiment, relay_url: str, key_file: Path, nullius: str) -
                               "backend": exp.backend, "unsandboxed": exp.unsandboxed, "options": list(exp.options),
                               "bench_options": list(exp.bench_options), "instructions": instructions,
                               "skills": bool((places or {}).get("skills"))}
-    runner.update({k: v for k, v in (("provider", exp.provider), ("base_url", exp.base_url), ("dataset", exp.dataset)) if v})
+    runner.update({k: v for k, v in (("provider", exp.provider), ("base_url", exp.base_url), ("dataset", exp.dataset),
+                                     ("assess", exp.assess_args())) if v})
     fields: dict[str, Any] = {"experiment.mode": exp.mode, "experiment.k": exp.k, "experiment.final_repeats": exp.final_repeats,
                               "model.base_url": relay_url, "model.name": exp.improver_model or exp.model,
                               "model.api_key_file": str(key_file), "judge.command": [nullius, "improve", "judge"],

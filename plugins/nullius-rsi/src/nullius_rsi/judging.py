@@ -64,4 +64,37 @@ def judge(request_path: str | None) -> dict[str, Any]:
     n_passed, n_criteria = criteria(result)
     detail = {"job": job, "trial": trials[0].parent.name, "reward": result["verifier_result"]["rewards"]["reward"],
               "outcome": (result.get("standard") or {}).get("outcome"), "agent_failure": exception.get("exception_type")}
+    assess = _assess_args(request)
+    if assess:
+        detail["assessment"] = assessment(Path(job), trials[0].parent, assess)
     return {"n_passed": n_passed, "n_criteria": n_criteria, "detail": detail}
+
+
+def _assess_args(request: dict[str, Any]) -> list[str]:
+    """[runner] assess, as the rollout's request.json carries the table: `nullius assess`'s options, or none."""
+    try:
+        runner = json.loads((Path(str(request.get("rollout_dir"))) / "request.json").read_text(encoding="utf-8")).get("runner") or {}
+    except (OSError, ValueError, AttributeError):
+        return []
+    args = runner.get("assess") if isinstance(runner, dict) else None
+    return [str(a) for a in args] if isinstance(args, list) else []
+
+
+def assessment(job: Path, trial: Path, args: list[str]) -> dict[str, Any]:
+    """The rubric assessment of the scored trial (`nullius assess`, where installed): its dominant cluster; an error says why not.
+
+    It is detail beside the score, never the score: the benchmark's own `score` is what n_passed counts.
+    """
+    try:
+        run_nullius(["assess", str(job), *args, "--trial", trial.name], log=job / "assess.log")
+        summary = json.loads((trial / "assessment_summary.json").read_text(encoding="utf-8"))
+    except (CommandFailed, OSError, ValueError) as exc:
+        return {"error": str(exc)}
+    top = summary.get("dominant") or {}
+    cluster = next((c for c in summary.get("clusters") or [] if top and c.get("judge_model") == top.get("judge_model")
+                    and c.get("rubric_fingerprint") == top.get("rubric_fingerprint")), {})
+    if not cluster:
+        return {"error": f"{trial.name}: no graded assessment ({trial / 'assessment_summary.json'})"}
+    score = cluster.get("normalized_score") or {}
+    return {"normalized_score": score.get("mean"), "n": score.get("n"), "ungraded": len(cluster.get("ungraded") or []),
+            "judge_model": cluster.get("judge_model"), "rubric_fingerprint": cluster.get("rubric_fingerprint")}
