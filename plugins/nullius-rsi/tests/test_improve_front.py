@@ -112,3 +112,11 @@ def test_a_seq_run_stopped_by_its_budget_goes_on_when_run_again(world, tmp_path)
     task = report["tasks"][0]
     assert task["chosen"] == "c1" and (task["base_score"], task["final_score"]) == (0.0, 1.0)
     assert nanorsi(ws, env, "verify").returncode == 0
+
+
+def test_a_task_the_benchmark_lacks_refuses_the_experiment_before_any_workspace(world, tmp_path):
+    env, fake, root = world
+    done = run_cli(["improve", "gsm8k", "reference", "--tasks", "u0000,u9999", "--model", "fake-model", "--provider", "openai-compatible",
+                    "--base-url", fake.openai_base_url, "--unsandboxed", "--workspace", str(tmp_path / "ws")], env)
+    assert done.code == 2 and "improve refused" in done.stderr and "no unit u9999 in dataset test" in done.stderr
+    assert "Traceback" not in done.output and not (tmp_path / "ws").exists()
