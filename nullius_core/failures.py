@@ -90,6 +90,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("RewardFileEmptyError", Phase.VERIFIER, "the task's check wrote an empty reward file", harbor="verifier_failed"),
     _kind("VerifierOutputParseError", Phase.VERIFIER, "the task's reward file is not a finite number (reward.txt) or an object of them "
           "(reward.json)", harbor="verifier_failed"),
+    _kind("ScoreHeld", Phase.VERIFIER, "the run held the unit's score for later (--hold-score): its answer and workspace are kept "
+          "(verifier/held.json), and `nullius score JOB` scores it", outcome="held", in_mean=False),
     _kind("OracleError", Phase.DRIVER, "the driver's oracle failed"),
     _kind("DriverTurnError", Phase.DRIVER, "the driver's turn failed"),
     _kind("ProduceError", Phase.DRIVER, "the capability benchmark's produce failed"),
@@ -126,6 +128,7 @@ OUTCOMES: dict[str, str] = {
     "error": "not scored: its kind (exception_type) says why",
     "rate_limited": "not scored: the provider's rate limit, outside the agent's doing",
     "cancelled": "not scored: the run was cancelled while it ran",
+    "held": "not scored yet: the run held its score for later (--hold-score; `nullius score JOB` scores it)",
 }
 
 

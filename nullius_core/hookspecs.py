@@ -209,7 +209,7 @@ def nullius_unit_finished(event: UnitFinished) -> None:
 
     :param event: ``nullius_core.contracts.events.UnitFinished``: the trial's name
         and folder, its unit and attempt, its outcome (``passed``,
-        ``failed``, ``scored``, ``error``, ``rate_limited``, ``cancelled``), reward, the
+        ``failed``, ``scored``, ``error``, ``rate_limited``, ``cancelled``, ``held``), reward, the
         exception type when it errored, and how long it took.
 
     .. versionadded:: 0.1

@@ -26,7 +26,8 @@ def plugin_packages() -> dict[str, tuple[str, Path]]:
     """Each plugin package (and each distribution's tests) by import name: (the distribution it belongs to, its folder)."""
     found = {f"nullius_plugins.{p.name}": (p.name, p) for p in (ROOT / "nullius_plugins").iterdir() if (p / "__init__.py").exists()}
     for dist in [*(ROOT / "plugins").iterdir(), ROOT / "examples" / "benchmark-plugin-template"]:
-        for package in dist.iterdir():
+        src = dist / "src"  # a src layout (plugins/nullius-rsi) holds its packages there
+        for package in [*dist.iterdir(), *(src.iterdir() if src.is_dir() else ())]:
             if (package / "__init__.py").exists():
                 found[package.name] = (dist.name, package)
             elif package.name == "tests":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from nullius_core.catalogue.catalogue import Catalogue, Entry, split_ref
 from nullius_core.catalogue.proofs import SECTIONS, not_looked_for
 from nullius_core.definitions import Agent, Capability, DefinitionError, Proof, Resolved, ResolvedBenchmark, Standard
@@ -144,6 +146,8 @@ def listing(catalogue: Catalogue, ports: dict[str, Port]) -> dict[str, Any]:
             "upstream": p.upstream.package,
             "version": p.upstream.version,
             "core": p.upstream.core,
+            # where a variant's files go (agent.json `variant`): what a tool that writes variants (nullius improve) reads
+            "variant": attrs.asdict(p.variant) if getattr(p, "variant", None) is not None else None,
             "offers": offers_of(p, ports),
             "not_offered": not_offered(p, ports),
             **({"fidelity": {"verdict": p.fidelity_proof.verdict, "fields": p.fidelity_proof.fields, "model": p.fidelity_proof.model}}

@@ -29,6 +29,8 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "conform": ("nullius_core.cli.run_commands", "conform_cmd"),
     "fidelity": ("nullius_core.cli.fidelity_command", "fidelity_cmd"),
     "merge": ("nullius_core.cli.run_commands", "merge_cmd"),
+    "score": ("nullius_core.cli.score_command", "score_cmd"),
+    "prompt": ("nullius_core.cli.prompt_command", "prompt_cmd"),
     "data": ("nullius_core.cli.run_commands", "data_group"),
     "relay": ("nullius_core.cli.relay_command", "relay"),
     "fake-model": ("nullius_core.cli.fake_model_command", "fake_model"),

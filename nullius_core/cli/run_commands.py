@@ -9,6 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from nullius_core.catalogue.listing import resolve_benchmark
@@ -108,6 +109,8 @@ def _shard(text: str | None) -> Shard | None:
               help="Run a variant (DIR/variant.toml): its agent and model, its instruction file and skills in every unit.")
 @click.option("--all-variants", "all_variants", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="One job per variant, one after the other: DIR is a variant folder or a folder of them. Repeatable.")
+@click.option("--hold-score", "hold_score", is_flag=True,
+              help="Score no unit now: each keeps its answer and workspace, held (ScoreHeld), for `nullius score JOB`.")
 @click.option("--effort", help="The reasoning effort (over the variant's reasoning_effort), given the agent the way its definition declares.")
 @click.option("--served-by", "served_by", multiple=True, metavar="[MODEL=]SLUG[,SLUG...]",
               help="OpenRouter: the providers that may answer a model (the run's, without MODEL=), in order and no other. Repeatable.")
@@ -138,7 +141,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             raise Refused("--resume runs the job's own variant and effort: --variant, --all-variants and --effort do not go with it")
         if options["served_by"]:
             raise Refused("--resume runs the job's own serving pins: --served-by does not go with it")
-        spec = resumed_spec(ctx, resume, benchmark, participant)
+        spec = attrs.evolve(resumed_spec(ctx, resume, benchmark, participant), hold_score=options["hold_score"])
     else:
         if options["variant_dir"] is not None or options["all_variants"]:
             variants = variant_runs.variants_given(options["variant_dir"], options["all_variants"])
@@ -172,6 +175,7 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
             judge_model=options["judge_model"],
             effort=options["effort"],
             served_by=tuple(options["served_by"]),
+            hold_score=options["hold_score"],
         )
         if options["like_leaderboard"]:
             spec = _like_leaderboard(ctx, session, spec)

@@ -51,6 +51,7 @@ from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial, tri
 from nullius_core.session import Session
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
+NOT_ERRORS = ("cancelled", "held")  # outcomes with an exception_type that a progress line says as they are, without a cause
 
 
 @attrs.frozen
@@ -211,7 +212,8 @@ class Engine:
         self.progress.attach(job.path / "progress.jsonl")
         todo = self._todo(job, work, retry_errors) if resuming else work
         facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
-                         relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter)
+                         relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter,
+                         hold_score=self.spec.hold_score)
         self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
         return facts, work, todo
 
@@ -384,10 +386,10 @@ class Engine:
             i=done,
             of=total,
             unit=item.unit if self.spec.repeat == 1 else item.trial_name,
-            outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome == "cancelled" else f"error:{outcome.exception_type}",
+            outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome in NOT_ERRORS else f"error:{outcome.exception_type}",
             reward=None if outcome.reward is None else round(outcome.reward, 4),
-            cause=first_line(outcome.result) if outcome.outcome != "cancelled" else None,
-            trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome != "cancelled" else None,
+            cause=first_line(outcome.result) if outcome.outcome not in NOT_ERRORS else None,
+            trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome not in NOT_ERRORS else None,
         )
         now = time.monotonic()
         if now - self._last_result >= RESULT_EVERY:

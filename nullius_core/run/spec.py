@@ -46,6 +46,7 @@ class RunSpec:
     like_leaderboard: bool = False  # the leaderboard's simulator, judge, options and attempts (voices.like_leaderboard)
     variant: Variant | None = None  # a variant folder's files, staged into every unit (nullius_core/variants)
     effort: str | None = None  # an explicit reasoning effort (--effort, else the variant's); None: the agent's own default
+    hold_score: bool = False  # --hold-score: no unit is scored by the run; `nullius score JOB` scores them later (run/held.py)
     served_by: tuple[str, ...] = ()  # --served-by [MODEL=]SLUG[,SLUG...]: the providers that may answer a model (run/serving.py)
 
     @property

@@ -135,6 +135,11 @@ def _scored(trial: TrialDir, ran: Ran, kind: str) -> tuple[str, float | None, bo
     score = ran.score
     if score is None or not (failure is None or failure.scored):
         return (failure.outcome if failure is not None else "error"), None, None, None
+    return score_files(trial, score, kind)
+
+
+def score_files(trial: TrialDir, score: dict[str, Any], kind: str) -> tuple[str, float, bool | None, Any]:
+    """A score that stands, written where Harbor reads it: the outcome, reward, passed and parts (a held score's later too)."""
     reward = float(score["reward"])
     passed = score.get("passed") if kind == "pass" else None
     trial.write_text("verifier/reward.txt", f"{reward:g}\n")

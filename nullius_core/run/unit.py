@@ -33,6 +33,7 @@ from nullius_core.run import environments
 from nullius_core.run.agent_unit import converse
 from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
+from nullius_core.run.hold import HELD_MESSAGE, NotHeld, hold
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
 from nullius_core.run.steps import StepFailed, StepRun, oracle_steps
@@ -91,6 +92,7 @@ class RunFacts:
     secrets_dir: Path | None = None  # SECRETS_DIR: the benchmark's licences
     boxes: BoxLender | None = None  # when the run's backend has no boxes of its own
     meter: CostMeter | None = None  # the relay's: its `stopped` says why --max-cost cancelled the run
+    hold_score: bool = False  # --hold-score: no unit is scored now; each keeps what `score` needs (held.py)
 
     @property
     def participant(self) -> str:
@@ -164,6 +166,9 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         ran.phases.begin("agent_execution")
         await _answer(facts, work, ran, trial, driver, backend, setup)
         ran.phases.begin("verifier")
+        if facts.hold_score:  # no score now: what it needs is kept, and the trial is held
+            await _hold(facts, ran, trial)
+            raise TrialError("ScoreHeld", HELD_MESSAGE)
         await _score(facts, ran, trial, driver)
         ran.phases.end()
     except TrialError as exc:
@@ -332,6 +337,13 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
         request["setup"] = prepared.setup_request
     ran.score = await _call(driver, "score", request, prepared.score_seconds)
     check_score(ran.score, prepared.bench.standard.kind)
+
+
+async def _hold(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
+    try:
+        await hold(facts, ran, trial)
+    except NotHeld as exc:
+        raise TrialError("VerifierError", str(exc)) from None
 
 
 async def _capability(

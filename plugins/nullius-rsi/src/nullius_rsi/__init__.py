@@ -1,0 +1,1 @@
+"""Nullius as the substrate of nanoRSI: rollouts as one-unit Nullius runs, judging after the freeze, `nullius improve`."""
