@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import attrs
 
+from nullius_rsi.keys import KeyDesk
 from nullius_rsi.nullius_cli import CommandFailed, agent_places, nullius_argv, run_nullius
 
 BASE_HARNESS = {
@@ -178,24 +179,37 @@ def start(exp: Experiment, say: Callable[[str], None]) -> int:
     kernel, ws = kernel_argv(), exp.workspace
     beside = Path(sys.executable).with_name("nullius")  # this install's own command, for the kernel's runner and judge
     nullius = str(beside) if beside.is_file() else shutil.which("nullius") or "nullius"
-    made = (ws / "nanorsi.toml").is_file()
-    ledger = ws / ".nanorsi" / "ledger.jsonl"
-    started = ledger.is_file() and ledger.stat().st_size > 0  # the kernel pins its configuration from then on
+    desk = KeyDesk(os.environ, token_file(ws).parent)  # the kernel runs without the key; its rollouts ask the desk
 
-    def nanorsi(*args: str, check: bool = True) -> int:
-        code = subprocess.run([*kernel, "-C", str(ws), *args], stdin=subprocess.DEVNULL).returncode
+    def nanorsi(*args: str, check: bool = True, where: list[str] | None = None) -> int:
+        argv = [*kernel, *(["-C", str(ws)] if where is None else where), *args]
+        code = subprocess.run(argv, stdin=subprocess.DEVNULL, env=desk.kernel_env()).returncode
         if check and code != 0:
             raise FrontRefused(f"nanorsi {args[0]} exited {code}")
         return code
 
-    if not made:
-        tasks = manifest(exp)
-        if subprocess.run([*kernel, "new", str(ws)], stdin=subprocess.DEVNULL).returncode != 0:
-            raise FrontRefused(f"nanorsi new {ws} failed")
-        (ws / "tasks.json").write_text(json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        shutil.rmtree(ws / "judge", ignore_errors=True)  # the starter's keyword judge: a Nullius benchmark scores itself
-        for name, text in BASE_HARNESS.items():
-            (ws / "harness" / name).write_text(text, encoding="utf-8")
+    try:
+        _make(exp, ws, nanorsi)
+        return _evolve_to_report(exp, ws, nanorsi, nullius, say)
+    finally:
+        desk.close()
+
+
+def _make(exp: Experiment, ws: Path, nanorsi: Callable[..., int]) -> None:
+    """The workspace, when it is not there yet: the starter, the tasks' manifest, the base harness."""
+    if (ws / "nanorsi.toml").is_file():
+        return
+    tasks = manifest(exp)
+    nanorsi("new", str(ws), where=[])
+    (ws / "tasks.json").write_text(json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.rmtree(ws / "judge", ignore_errors=True)  # the starter's keyword judge: a Nullius benchmark scores itself
+    for name, text in BASE_HARNESS.items():
+        (ws / "harness" / name).write_text(text, encoding="utf-8")
+
+
+def _evolve_to_report(exp: Experiment, ws: Path, nanorsi: Callable[..., int], nullius: str, say: Callable[[str], None]) -> int:
+    ledger = ws / ".nanorsi" / "ledger.jsonl"
+    started = ledger.is_file() and ledger.stat().st_size > 0  # the kernel pins its configuration from then on
     key_file = token_file(ws)
     route = ImproverRoute(exp, ws / RELAY_RECORD)
     try:  # the kernel validates its config (the key file there) at each step: the route lives until the last
@@ -209,12 +223,12 @@ def start(exp: Experiment, say: Callable[[str], None]) -> int:
             return code
         if code != 0:
             raise FrontRefused(f"nanorsi evolve exited {code}")
-        nanorsi("freeze")
-        nanorsi("judge")
-        nanorsi("report")
+        for step in ("freeze", "judge", "report"):
+            nanorsi(step)
         return nanorsi("verify", check=False)
     finally:
         route.stop()
         key_file.unlink(missing_ok=True)  # the token dies with its relay
+
 
 __all__ = ["Experiment", "FrontRefused", "start", "CommandFailed"]

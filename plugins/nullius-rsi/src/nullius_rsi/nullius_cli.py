@@ -23,7 +23,7 @@ def nullius_argv(*args: str) -> list[str]:
 
 def run_nullius(args: list[str], *, log: Path | None = None, seconds: float = COMMAND_SECONDS) -> str:
     """Its stdout; CommandFailed with the last lines of what it said. With `log`, its output goes there too."""
-    done = subprocess.run(nullius_argv(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, env=dict(os.environ),
+    done = subprocess.run(nullius_argv(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, env=run_env(os.environ),
                           timeout=seconds)
     if log is not None:
         with log.open("a", encoding="utf-8") as out:

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from nullius_rsi.keys import run_env
 from nullius_rsi.harness_variant import HarnessProblem, instruction_file, write_variant
 from nullius_rsi.nullius_cli import CommandFailed, agent_places, nullius_argv
 from nullius_rsi.trial_reading import read_trial
@@ -153,7 +154,7 @@ def rollout(request_path: str | None) -> dict[str, Any]:
 def _run(argv: list[str], log: Any, seconds: float) -> str:
     """`nullius run`, stopped as Ctrl-C stops it (SIGTERM: its trial recorded as cancelled) when it runs past `seconds`."""
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=run_env(os.environ))
     except OSError as exc:
         return f"nullius run could not start: {exc}"
     try:
