@@ -1,6 +1,6 @@
 """The budget: charged before each rollout and improver call; exhaustion stops cleanly; evolve resumes."""
 
-from conftest import events, of, run
+from kernel_world import events, of, run
 
 TASKS = ["incident-summary", "invoice-totals", "refund-decision"]
 

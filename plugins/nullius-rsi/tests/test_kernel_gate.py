@@ -1,6 +1,6 @@
 """The contrast gate, composition, final confirmation and selection: their rules, and failures as recorded outcomes."""
 
-from conftest import events, header, of, run
+from kernel_world import events, header, of, run
 
 TASK = "invoice-totals"
 

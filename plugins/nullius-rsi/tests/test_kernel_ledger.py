@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import events, of, run
+from kernel_world import events, of, run
 from nanorsi import NanoError
 from nanorsi.ledger import Ledger
 

@@ -60,7 +60,7 @@ def test_blind_ids_are_a_seeded_shuffle_of_the_task():
 
 
 def test_the_loopback_agent_loads_a_skill_on_demand(fake_model, tmp_path):
-    from conftest import header
+    from kernel_world import header
     from nanorsi.model import Client
     from nanorsi.runner import rollout
 

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import KEY, events, of, run
+from kernel_world import KEY, events, of, run
 
 TASKS = ["incident-summary", "invoice-totals", "refund-decision"]
 

@@ -4,7 +4,7 @@ import json
 import stat
 import sys
 
-from conftest import GOOD, KEY, WEAK, of, run
+from kernel_world import GOOD, KEY, WEAK, of, run
 
 RUNNER = '''import json, os, sys
 from pathlib import Path

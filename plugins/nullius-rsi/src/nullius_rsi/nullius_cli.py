@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nullius_rsi.keys import run_env
+
 COMMAND_SECONDS = 3600.0  # only so that a hung command ends; a run's own limits decide before it
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import attrs
 
-from nullius_rsi.keys import run_env
 from nullius_rsi.harness_variant import HarnessProblem, instruction_file, write_variant
+from nullius_rsi.keys import run_env
 from nullius_rsi.nullius_cli import CommandFailed, agent_places, nullius_argv
 from nullius_rsi.trial_reading import read_trial
 
