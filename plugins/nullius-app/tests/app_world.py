@@ -61,8 +61,10 @@ def app(app_env: dict[str, str], tmp_path: Path) -> Iterator[App]:
     running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Playwright's sync API keeps an event loop running in this thread while it is open,
+    so no later module's `asyncio.run` could work: it closes with the module that asked for it."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
