@@ -7,7 +7,9 @@ TASKS = ["incident-summary", "invoice-totals", "refund-decision"]
 
 def test_budget_exhaustion_stops_cleanly_and_evolve_resumes_past_done_tasks(workspace):
     ws = workspace
-    run(["configure", "budget.max_rollouts=10"], ws)
+    # One pair after another (parallel = 1), so the refused charge is one label; test_kernel_parallel.py stops a
+    # run whose pairs run at once.
+    run(["configure", "budget.max_rollouts=10", "experiment.parallel=1"], ws)
     stopped = run(["evolve"], ws, code=3)
     assert "budget exhausted: 10 of [budget] max_rollouts = 10 spent" in stopped.stderr
     assert "Traceback" not in stopped.stderr
@@ -48,7 +50,7 @@ def test_budget_exhaustion_stops_cleanly_and_evolve_resumes_past_done_tasks(work
 
 def test_improver_calls_are_charged_before_the_call(workspace, fake_model):
     ws = workspace
-    run(["configure", "budget.max_proposer_calls=1", 'tasks.select=["invoice-totals"]'], ws)
+    run(["configure", "budget.max_proposer_calls=1", 'tasks.select=["invoice-totals"]', "experiment.parallel=1"], ws)
     run(["evolve"], ws, code=3)
     [ex] = of(ws, "budget_exhausted")
     assert (ex["what"], ex["label"], ex["used"]) == ("improver", "inv1", 1)  # inv1's contrast was refused

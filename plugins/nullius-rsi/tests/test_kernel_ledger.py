@@ -68,6 +68,8 @@ def test_judge_is_refused_before_freeze_and_a_bad_judge_result_is_ungraded_not_z
 
 @pytest.mark.parametrize("assignment, message", [
     ("experiment.k=0", "[experiment] k: expected an integer from 1 to 32, found 0"),
+    ("experiment.parallel=0", "[experiment] parallel: expected an integer from 1 to 32, found 0"),
+    ("experiment.parallel=\"all\"", '[experiment] parallel: expected an integer, found "all"'),
     ("experiment.mode=par", '[experiment] mode: expected agg or seq, found "par"'),
     ("model.retries=\"two\"", '[model] retries: expected an integer, found "two"'),
     ("runner.kind=command", "[runner] command: expected a non-empty list of strings"),

@@ -18,6 +18,7 @@ SCHEMA = {
         "k": (INT, 2, lambda v: 1 <= v <= 32 or "an integer from 1 to 32"),
         "seed": (INT, 0, None),
         "final_repeats": (INT, 1, lambda v: 1 <= v <= 16 or "an integer from 1 to 16"),
+        "parallel": (INT, 0, lambda v: 1 <= v <= 32 or "an integer from 1 to 32"),  # absent (0): k, set below
     },
     "model": {
         "base_url": (STR, None,
@@ -99,6 +100,7 @@ def validate(raw: dict, path: Path, need_key: bool = True) -> dict:
 
 
 def _cross_checks(cfg: dict, path: Path, errors: list, need_key: bool) -> None:
+    cfg["experiment"]["parallel"] = cfg["experiment"]["parallel"] or cfg["experiment"]["k"]
     if cfg["runner"]["kind"] == "command" and not cfg["runner"]["command"]:
         errors.append(f"{path}: [runner] command: expected a non-empty list of strings for kind \"command\", found []")
     if not cfg["judge"]["command"]:
@@ -137,6 +139,8 @@ UNPINNED = {"budget": set(SCHEMA["budget"]), "model": {"base_url", "api_key_file
 def digest(cfg: dict) -> str:
     """The experiment's configuration hash, pinned at run_started and recorded with every rollout."""
     pinned = {t: {k: v for k, v in fields.items() if k not in UNPINNED.get(t, ())} for t, fields in cfg.items()}
+    if pinned.get("experiment", {}).get("parallel") == pinned.get("experiment", {}).get("k"):
+        del pinned["experiment"]["parallel"]  # at its default, so that a ledger begun before the field still resumes
     return hashlib.sha256(json.dumps(pinned, sort_keys=True).encode()).hexdigest()
 
 

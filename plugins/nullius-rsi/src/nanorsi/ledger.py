@@ -5,6 +5,7 @@ import datetime
 import fcntl
 import hashlib
 import json
+import threading
 from pathlib import Path
 
 from . import NanoError
@@ -18,6 +19,7 @@ EVENTS = {
     "task_started": "a task's attempt begins (attempt counts restarts after an interrupted run)",
     "charge": "one unit of budget spent, before the rollout or improver call it pays for",
     "budget_exhausted": "a charge was refused; evolve stopped cleanly",
+    "stage_stopped": "the budget stopped a stage of pairs or compositions: which finished, stopped, never started",
     "rollout": "one task under one harness: label, harness hash, ok, delivered, error, usage, folder",
     "rollout_reused": "a keep decision reuses the reference rollout instead of spending one",
     "proposal": "one INV or DOM single-component edit: component, validity, rationale, usage",
@@ -48,6 +50,7 @@ class Ledger:
         self.path = Path(path)
         self.head_path = self.path.with_suffix(".head")
         self._events: list[dict] | None = None
+        self.mutex = threading.RLock()  # one lock: agg's threads append (and charge) one at a time
 
     def events(self) -> list[dict]:
         if self._events is None:
@@ -75,6 +78,10 @@ class Ledger:
     def append(self, event: str, **data) -> dict:
         if event not in EVENTS:
             raise ValueError(f"unknown ledger event {event!r}")
+        with self.mutex:
+            return self._append(event, data)
+
+    def _append(self, event: str, data: dict) -> dict:
         events = self.events()
         prev = events[-1]["hash"] if events else GENESIS
         record = {"seq": len(events) + 1, "time": _now(), "event": event, "prev": prev, **data}

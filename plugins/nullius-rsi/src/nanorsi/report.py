@@ -17,7 +17,8 @@ def _score(events: list[dict], task: str, label: str | None) -> dict | None:
 
 
 def _task_view(events: list[dict], task: str, choice: str | None) -> dict:
-    mine = _last_attempt(events, task)
+    # agg's pairs run at once and their events interleave: read them in pair order (stable within a pair).
+    mine = sorted(_last_attempt(events, task), key=lambda e: e.get("pair", 0))
     rollbacks = {e["label"] for e in mine if e["event"] == "rollback"}
     done = [e for e in mine if e["event"] == "task_done"]
     chosen = choice or (done[-1]["chosen"] if done else None)
