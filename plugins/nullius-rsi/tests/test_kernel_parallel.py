@@ -2,9 +2,12 @@
 the same decisions one at a time, and a budget run out under concurrency that verifies and resumes."""
 
 import json
+import signal
+import subprocess
 import sys
+import time
 
-from kernel_world import GOOD, WEAK, events, make_workspace, of, run
+from kernel_world import GOOD, NANORSI, WEAK, events, make_workspace, of, run
 
 TASK = "invoice-totals"
 
@@ -129,3 +132,35 @@ def test_budget_run_out_under_concurrency_verifies_and_evolve_resumes(workspace)
     assert run(["verify"], ws).stdout.startswith(f"ledger ok: {len(events(ws))} events")
     run(["freeze"], ws)
     assert "attempts 2" in run(["report"], ws).stdout
+
+
+def _wait_for(check, what):
+    deadline = time.monotonic() + 120
+    while not check():
+        assert time.monotonic() < deadline, f"waited 120 s for {what}"
+        time.sleep(0.02)
+
+
+def test_an_interrupt_lets_the_rollouts_in_flight_finish_and_starts_nothing_more(workspace):
+    ws = workspace
+    _command_workspace(ws, {"inv*": "started:go"}, "experiment.k=2")  # inv1 and inv2 hold until signals/go
+    proc = subprocess.Popen([NANORSI, "evolve"], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (ws / "signals" / "inv1").exists() and (ws / "signals" / "inv2").exists(), "inv1 and inv2")
+        proc.send_signal(signal.SIGINT)
+        assert proc.stderr.readline() == "nanorsi: interrupted; waiting for the calls in flight to finish\n"
+        (ws / "signals" / "go").write_text("go")
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "the ledger holds every step done" in err and "Traceback" not in err
+    last = events(ws)[-1]
+    assert {e["label"] for e in of(ws, "rollout")} == {"base1", "inv1", "inv2"}  # both finished, and were ledgered
+    assert all(e["seq"] < min(r["seq"] for r in of(ws, "rollout", label="inv1") + of(ws, "rollout", label="inv2"))
+               for e in of(ws, "charge"))  # no call started after the interrupt: no contrast, no dom
+    assert last["event"] == "rollout" and not of(ws, "contrast") and not of(ws, "budget_exhausted")
+    run(["verify"], ws)
+    (ws / "waits.json").unlink()
+    run(["evolve"], ws)
+    assert of(ws, "task_done")[0]["attempt"] == 2
+    run(["verify"], ws)

@@ -6,6 +6,7 @@ charge is a budget_exhausted event and stops the run: calls in flight finish, no
 here: judging happens only after freeze.
 """
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class Run:
         self.ws, self.cfg, self.ledger, self.client = Path(workspace), cfg, ledger, client
         self.state = Path(workspace) / ".nanorsi"
         self.limits = {"rollout": cfg["budget"]["max_rollouts"], "improver": cfg["budget"]["max_proposer_calls"]}
-        self.stopped: str | None = None  # why the budget stopped the run; later charges are refused without a call
+        self.stopped: str | None = None  # why the run stops (budget, interrupt): later charges refused, no call
 
     def charge(self, what: str, task: str, label: str) -> None:
         """Count and charge under one lock, so that two threads never both take the last unit."""
@@ -102,7 +103,7 @@ class TaskRun:
         indices, width, results = list(indices), self.run.cfg["experiment"]["parallel"], []
         for n in range(0, len(indices), width):
             wave = [Unit(i, self.rejected) for i in indices[n:n + width]]
-            outcomes = _at_once(work, wave)
+            outcomes = _at_once(self.run, work, wave)
             failed = [o for o in outcomes if isinstance(o, Exception)]
             if any(isinstance(o, BudgetExhausted) for o in failed):
                 ended = {u.i: isinstance(o, Exception) for u, o in zip(wave, outcomes)}
@@ -203,9 +204,10 @@ class TaskRun:
             experience.append(self.run.state / "library.jsonl", self.task.id, chosen["label"], found)
 
 
-def _at_once(work, units: list[Unit]) -> list:
+def _at_once(run: Run, work, units: list[Unit]) -> list:
     """work(unit) for every unit, each in a thread of its own when there are several; its result or its exception.
-    A stage waits for all its units: a call in flight finishes and is ledgered even when the budget ran out."""
+    A stage waits for all its units: a call in flight finishes and is ledgered even when the budget ran out, or when
+    the user interrupted (then no thread starts another call, and the workspace stays locked until they end)."""
     def one(u: Unit):
         try:
             return work(u)
@@ -213,8 +215,15 @@ def _at_once(work, units: list[Unit]) -> list:
             return exc
     if len(units) == 1:
         return [one(units[0])]
-    with ThreadPoolExecutor(len(units), thread_name_prefix="nanorsi") as pool:
+    pool = ThreadPoolExecutor(len(units), thread_name_prefix="nanorsi")
+    try:
         return list(pool.map(one, units))
+    except KeyboardInterrupt:
+        run.stopped = "interrupted"
+        print("nanorsi: interrupted; waiting for the calls in flight to finish", file=sys.stderr, flush=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def start(workspace: Path, cfg: dict, ledger: Ledger) -> list[tk.Task]:
