@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nullius_rsi.nullius_cli import CommandFailed, run_nullius
+from nullius_rsi.nullius_cli import CommandFailed, kernel_request, run_nullius
 
 SCALE = 1000  # a reward between 0 and 1 that is neither: n_passed of SCALE criteria, the reward itself in detail
 
@@ -41,12 +41,10 @@ def criteria(result: dict[str, Any]) -> tuple[int, int]:
 
 def judge(request_path: str | None) -> dict[str, Any]:
     """The judge result of one rollout; Ungraded when there is none."""
-    if not request_path:
-        raise Ungraded("NANORSI_JUDGE_REQUEST is not set: `nullius improve judge` is run by the nanorsi kernel")
     try:
-        request = json.loads(Path(request_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise Ungraded(f"{request_path}: cannot be read as JSON: {exc}") from None
+        request = kernel_request(request_path, "NANORSI_JUDGE_REQUEST", "judge")
+    except ValueError as exc:
+        raise Ungraded(str(exc)) from None
     job = ((request.get("result") or {}).get("job")) if isinstance(request, dict) else None
     if not isinstance(job, str) or not (Path(job) / "config.json").is_file():
         raise Ungraded(f"the rollout {request.get('label') if isinstance(request, dict) else '?'} names no Nullius job ({job!r})")

@@ -14,6 +14,16 @@ from nullius_rsi.keys import run_env
 COMMAND_SECONDS = 3600.0  # only so that a hung command ends; a run's own limits decide before it
 
 
+def kernel_request(path: str | None, variable: str, command: str) -> Any:
+    """The JSON the kernel handed a command in the file `variable` names; ValueError saying why it cannot be had."""
+    if not path:
+        raise ValueError(f"{variable} is not set: `nullius improve {command}` is run by the nanorsi kernel")
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot be read as JSON: {exc}") from None
+
+
 class CommandFailed(Exception):
     """A `nullius` command exited non-zero: the message is its last lines."""
 

@@ -22,7 +22,7 @@ import attrs
 
 from nullius_rsi.harness_variant import HarnessProblem, instruction_file, write_variant
 from nullius_rsi.keys import run_env
-from nullius_rsi.nullius_cli import CommandFailed, agent_places, nullius_argv
+from nullius_rsi.nullius_cli import CommandFailed, agent_places, kernel_request, nullius_argv
 from nullius_rsi.trial_reading import read_trial
 
 JOB_NAME = "rollout"
@@ -108,12 +108,12 @@ def failed(error: str, job: str | None = None, trajectory: str = "") -> dict[str
 
 
 def _request(path: str | None) -> dict[str, Any]:
-    if not path:
-        raise RolloutProblem("NANORSI_REQUEST is not set: `nullius improve rollout` is run by the nanorsi kernel")
     try:
-        request = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RolloutProblem(f"{path}: cannot be read as JSON: {exc}") from None
+        request = kernel_request(path, "NANORSI_REQUEST", "rollout")
+    except ValueError as exc:
+        raise RolloutProblem(str(exc)) from None
+    if not isinstance(request, dict):
+        raise RolloutProblem(f"{path}: $: expected a JSON object")
     for key in ("task", "harness_dir", "output_dir", "always_on", "label"):
         if key not in request:
             raise RolloutProblem(f"{path}: $.{key}: required key missing")
