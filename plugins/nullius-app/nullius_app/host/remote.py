@@ -231,17 +231,22 @@ def _state(place: Path) -> dict:
         state = json.loads((place / "run.json").read_text())
     except (OSError, ValueError):
         return {"state": "unknown"}
-    if state.get("state") == "running":
-        try:
-            os.kill(int(state["pid"]), 0)
-            alive = b"nullius_core" in Path(f"/proc/{state['pid']}/cmdline").read_bytes()
-        except (OSError, ValueError):
-            alive = False
-        if not alive:
+    if state.get("state") == "running" and not _alive(state.get("pid"), b"nullius_core"):
+        # the run's process is gone; its supervisor, while alive, is about to record how it ended: still running
+        if not _alive(state.get("supervisor"), b"python"):
             state = json.loads((place / "run.json").read_text())  # it may have ended since
-        if not alive and state.get("state") == "running":
-            state = {**state, "state": "lost", "why": "its process is gone and it recorded no end (the host restarted, or it was killed)"}
+            if state.get("state") == "running":
+                state = {**state, "state": "lost", "why": "its process is gone and it recorded no end (the host restarted, or it was killed)"}
     return state
+
+
+def _alive(pid: object, program: bytes) -> bool:
+    """Whether `pid` is a live process running `program` (a zombie's command line is empty: not alive)."""
+    try:
+        os.kill(int(pid), 0)  # type: ignore[arg-type]
+        return program in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def _listing(job: Path) -> dict[str, list]:
