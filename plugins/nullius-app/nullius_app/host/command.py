@@ -21,8 +21,11 @@ import click
 
 from nullius_core.paths import Paths
 
-from nullius_app.host import launch, probe, ssh
+from nullius_app.host import ssh
 from nullius_app.host.ssh import Host, HostRefused
+
+# `launch` and `probe` (the snapshot, packaging's markers) are imported by the commands that use them: every `nullius`
+# command loads this group, and none of them but `host ...` should pay for them.
 
 
 def _refuse(why: str) -> None:
@@ -64,6 +67,7 @@ def check_command(destination: str, backend: str, as_json: bool, **options: Any)
     """What USER@HOST has (python3, git, npm, docker, uv), and what a run there would lack. Exit status 2 when it lacks something."""
     host = _host(destination, options)
     assert host is not None
+    from nullius_app.host import launch, probe
     try:
         facts = probe.probe(host, docker=backend == "docker")
     except HostRefused as exc:
@@ -103,6 +107,7 @@ def run_command(ctx: click.Context, destination: str | None, from_run: Path, job
                 as_json: bool, **options: Any) -> None:
     """Run a recipe's job on a host over SSH: the running Nullius and your catalogue sent once, the job mirrored back every 10 s."""
     plugin_options = tuple(ctx.find_root().params.get("plugin_options") or ())
+    from nullius_app.host import launch
     try:
         report = launch.run(_host(destination, options), from_run, job_name, jobs_dir or Paths.from_env().jobs_dir, plugin_options)
     except HostRefused as exc:
@@ -116,6 +121,7 @@ def run_command(ctx: click.Context, destination: str | None, from_run: Path, job
 @click.option("--json", "as_json", is_flag=True, help="At the end, print what happened as JSON.")
 def mirror_command(job: Path, once: bool, as_json: bool) -> None:
     """Follow a job run on a host again: mirror it every 10 s until it has ended there."""
+    from nullius_app.host import launch
     try:
         report = launch.follow_again(job, once)
     except HostRefused as exc:
@@ -127,6 +133,7 @@ def mirror_command(job: Path, once: bool, as_json: bool) -> None:
 @click.argument("job", type=click.Path(path_type=Path, file_okay=False, exists=True), metavar="JOB_DIR")
 def cancel_command(job: Path) -> None:
     """Send SIGINT to the run of JOB_DIR on its host: it ends cancelled there, its records whole (a mirror brings them)."""
+    from nullius_app.host import launch
     try:
         if not launch.cancel_again(job):
             _refuse(f"the host of {job} could not be told")
