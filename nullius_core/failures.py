@@ -97,6 +97,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("ProduceError", Phase.DRIVER, "the capability benchmark's produce failed"),
     _kind("CapabilityError", Phase.DRIVER, "the capability's driver failed"),
     _kind("CauseUnknownError", Phase.INFRASTRUCTURE, "Nullius itself failed on this unit (its traceback is in exception.txt)"),
+    _kind("ReplayDiverged", Phase.RUN, "a replay (nullius replay) met a call whose request differs from the recorded one: the unit "
+          "ends there, unscored; its result.json says which call and which fields", outcome="diverged", **_OUTSIDE),
     _kind("CancelledError", Phase.RUN, "the run was cancelled while this trial ran", outcome="cancelled", harbor="cancelled",
           **_OUTSIDE),
 )}
@@ -128,6 +130,7 @@ OUTCOMES: dict[str, str] = {
     "error": "not scored: its kind (exception_type) says why",
     "rate_limited": "not scored: the provider's rate limit, outside the agent's doing",
     "cancelled": "not scored: the run was cancelled while it ran",
+    "diverged": "not scored: a replay met a request that differs from the recorded one (nullius replay)",
     "held": "not scored yet: the run held its score for later (--hold-score; `nullius score JOB` scores it)",
 }
 

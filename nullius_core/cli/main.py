@@ -30,6 +30,8 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "fidelity": ("nullius_core.cli.fidelity_command", "fidelity_cmd"),
     "merge": ("nullius_core.cli.run_commands", "merge_cmd"),
     "score": ("nullius_core.cli.score_command", "score_cmd"),
+    "replay": ("nullius_core.cli.replay_command", "replay_cmd"),
+    "rescore": ("nullius_core.cli.replay_command", "rescore_cmd"),
     "prompt": ("nullius_core.cli.prompt_command", "prompt_cmd"),
     "data": ("nullius_core.cli.run_commands", "data_group"),
     "relay": ("nullius_core.cli.relay_command", "relay"),

@@ -81,6 +81,13 @@ def resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, parti
             differs.append(f"--bench-option {given_options} (the job's: {std.options})")
     if differs:
         raise Refused("resuming with other settings than the job's is refused: " + "; ".join(differs))
+    return job_spec(std, job_dir, ctx.params["max_cost"])
+
+
+def job_spec(std: JobStandard, job_dir: Path, max_cost: float | None = None) -> RunSpec:
+    """The run a job asked, as its config.json records it: `--resume` runs it again in place, `nullius replay` beside it."""
+    job = JobDir(job_dir)
+    shard = Shard(std.shard.index, std.shard.of) if std.shard is not None else None
     return RunSpec(
         benchmark=std.benchmark_ref,
         participant=std.participant,
@@ -106,7 +113,7 @@ def resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, parti
         like_leaderboard=std.like_leaderboard,
         variant=_job_variant(std, job_dir),
         effort=std.reasoning_effort or None,
-        max_cost=ctx.params["max_cost"],  # a limit on this run's spending, not a setting of the job
+        max_cost=max_cost,  # a limit on this run's spending, not a setting of the job
         served_by=tuple(f"{model}={','.join(pin.order)}" for model, pin in (std.served_by or {}).items() if pin.source == "--served-by"),
     )
 

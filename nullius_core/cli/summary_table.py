@@ -48,6 +48,8 @@ def rows(report: Report) -> list[tuple[str, str]]:
     out = [("job", str(report.job)), ("ran", f"{report.benchmark} with {report.participant}" + (f" on {report.model}" if report.model else ""))]
     if report.variant is not None or report.effort:
         out.append(("variant", (report.variant or "none") + f"; reasoning effort {report.effort or 'not set (the agent default)'}"))
+    if report.derived is not None:
+        out.append(("replay" if report.derived.startswith("replayed") else "rescore", report.derived))
     out.append(("state", report.state + (f": {report.reason}" if report.reason else "")))
     counted = ", ".join(f"{n} {name}" for name, n in report.outcomes.items() if n or name in ("passed", "failed", "scored"))
     out.append(("units", f"{counted} (of {report.planned} planned)"))

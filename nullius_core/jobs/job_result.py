@@ -7,6 +7,7 @@ from typing import Any
 from nullius_core.failures import final_state
 from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.records import iso, utcnow
+from nullius_core.jobs.replay_proof import job_replay
 from nullius_core.jobs.standard import JobStandard
 from nullius_core.relay.pins import added, served as served_by
 from nullius_core.relay.usage import added_routes, routes_used
@@ -40,6 +41,9 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     if std.variant is not None or std.reasoning_effort:
         summary["variant"] = {"name": std.variant.name, "digest": std.variant.digest} if std.variant is not None else None
         summary["reasoning_effort"] = std.reasoning_effort
+    replay = job_replay(std, trials)
+    if replay is not None:  # nullius replay: against its source job, trial by trial (jobs/replay_proof.py)
+        summary["replay"] = replay
     if budget is not None and summary["cost"] is not None:
         summary["cost"].update(budget)
     now = iso(utcnow())

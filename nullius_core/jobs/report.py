@@ -48,6 +48,7 @@ class Report:
     variant: str | None = None  # "name (digest)": the variant every trial ran
     effort: str = ""  # an explicit reasoning effort; "" none was set
     skipped: int = 0  # units outside a scoped variant's tasks: skipped, not errors
+    derived: str | None = None  # a replay's verdict against its source, or a rescore's source (jobs/replay_proof.py, run/rescore.py)
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -112,7 +113,17 @@ def report(folder: Path) -> Report:
         variant=f"{std.variant.name} (digest {std.variant.digest[:12]})" if std.variant is not None else None,
         effort=std.reasoning_effort,
         skipped=len(std.out_of_scope or []),
+        derived=_derived(std, summary),
     )
+
+
+def _derived(std: Any, summary: dict[str, Any]) -> str | None:
+    if std.replay_of is not None:
+        verdict = (summary.get("replay") or {}).get("line") or "replayed: not finished"
+        return f"{verdict} (of {std.replay_of.job})"
+    if std.rescore_of is not None:
+        return f"rescored from {std.rescore_of.job}; trials not run again"
+    return None
 
 
 def pick_trial(folder: Path, name: str | None) -> Path | None:

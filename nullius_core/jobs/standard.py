@@ -154,6 +154,46 @@ class BenchRelayRecord:
 
 
 @attrs.frozen(kw_only=True)
+class SourceJob:
+    """The job a replay or a rescore was made from (`nullius replay`, `nullius rescore`): its folder and id."""
+
+    job: str
+    job_id: str
+    live: bool = False  # a replay's --live-after-divergence
+
+
+@attrs.frozen(kw_only=True)
+class FieldDiff:
+    """One field of a diverged request: its path (`messages[3].content`), the recorded value and the new one, cut short."""
+
+    path: str
+    old: str
+    new: str
+
+
+@attrs.frozen(kw_only=True)
+class Divergence:
+    """A replay's first call whose request differs from the recorded one (relay/replay.py)."""
+
+    route: str
+    index: int  # the call's index on its route, from 0
+    call: str  # the new call's id in the trial's calls.jsonl
+    source_call: str | None  # the recorded call it was held to (None: the record had no more calls)
+    why: str
+    diff: list[FieldDiff] = attrs.field(factory=list)
+    differing: int = 0  # how many fields differ in all (diff shows the first ones)
+
+
+@attrs.frozen(kw_only=True)
+class TrialReplay:
+    """result.json's note of a replayed trial: its calls answered from the record, those the real model answered, its divergence."""
+
+    replayed: int
+    live: int = 0
+    diverged: Divergence | None = None
+
+
+@attrs.frozen(kw_only=True)
 class JobStandard:
     """config.json's `standard`: the run as it was asked and prepared."""
 
@@ -199,6 +239,8 @@ class JobStandard:
     out_of_scope: list[str] | None = None  # a scoped variant's units left out of the run: skipped, not errors
     served_by: dict[str, PinRecord] | None = None  # model sent -> its serving pin, on every route of the run
     benchmark_relay: BenchRelayRecord | None = None  # the run's own relay, for a driver that embeds
+    replay_of: SourceJob | None = None  # nullius replay: the job whose record answered the calls
+    rescore_of: SourceJob | None = None  # nullius rescore: the job whose trials were scored again
 
     @property
     def backend_name(self) -> str:
@@ -285,6 +327,7 @@ class TrialOwn:
     reasoning_effort: str = ""  # an explicit effort alone; "" when none was set
     served: dict[str, Any] | None = None  # the unit's answered calls by serving provider; a pinned model's `held` (relay/pins.py)
     stopped: str | None = None  # a benchmark guard's line in the stop file: scored, its later calls refused (run/unit_end.py)
+    replay: TrialReplay | None = None  # nullius replay: how the unit's calls were answered, and where it diverged
 
 
 def read_job_standard(config: Any, file: Path) -> JobStandard:
@@ -316,6 +359,7 @@ def written(record: JobStandard) -> dict[str, Any]:
     """A JobStandard as config.json holds it: every field, null or not."""
     out = unstructure(record)
     for field in attrs.fields(JobStandard):
-        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope", "served_by", "benchmark_relay"):
+        if field.default is attrs.NOTHING or field.name in ("variant", "reasoning_effort", "out_of_scope", "served_by", "benchmark_relay",
+                                                                           "replay_of", "rescore_of"):
             out.setdefault(field.name, None if field.name != "reasoning_effort" else "")
     return out

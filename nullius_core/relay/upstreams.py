@@ -32,7 +32,9 @@ def settings(session: Session) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def resolve(session: Session, provider: str | None, base_url: str | None, env: Mapping[str, str] | None = None) -> Upstream:
+def resolve(session: Session, provider: str | None, base_url: str | None, env: Mapping[str, str] | None = None,
+            keyless: bool = False) -> Upstream:
+    """`keyless`: a replay whose calls no provider answers (relay/replay.py) reads no key, and needs none."""
     env = os.environ if env is None else env
     user = settings(session)
     name = provider or user.get("provider")
@@ -48,6 +50,8 @@ def resolve(session: Session, provider: str | None, base_url: str | None, env: M
     base = base_url or (env.get(spec.base_url_env) if spec.base_url_env else None) or spec.base_url
     if not base:
         raise RelayRefused(f"provider {name!r} has no base URL of its own: give --base-url")
+    if keyless:
+        return Upstream(provider=spec, base_url=base.rstrip("/"), key=None)
     keys = user.get("keys") if isinstance(user.get("keys"), dict) else {}
     key = None
     if spec.key_env:

@@ -8,6 +8,8 @@ route's calls are recorded before the unit is scored.
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 import shutil
 import sys
@@ -25,6 +27,7 @@ from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.records import keep_record
+from nullius_core.relay.seal import seal
 from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
 from nullius_core.run.steps import StepRun, StepTurns
@@ -182,6 +185,7 @@ async def converse(
             killed = await process.end()
     finally:
         await room.close()
+    await asyncio.to_thread(seal, trial.work / "relay")  # what replay needs, made off the calls' path
     keep_record(trial.work / "relay", trial.agent)
     calls = read_json_lines(trial.work / "relay" / "calls.jsonl")
     end = ending(outcome.failure, outcome.message, calls, trial.work / "relay" / "stop", prepared.bench.standard.gated)

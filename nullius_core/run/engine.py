@@ -247,8 +247,14 @@ class Engine:
             prepared = await start_served(prepared, served, self.spec.model, self.progress, RunRefused)
         upstream = prepared.relay_upstream
         assert upstream is not None
-        relay = Relay(upstream, upstreams.apis(self.session, upstream), meter=self._meter,
-                      pins={model: list(pin.order) for model, pin in prepared.pins.items()})
+        options: dict[str, Any] = {}
+        kind = Relay
+        if self.spec.replay is not None:  # the job's own record answers the calls (relay/replay.py): another relay, not a branch per call
+            from nullius_core.relay.replay import ReplayRelay
+
+            kind, options = ReplayRelay, {"source": self.spec.replay.job, "live": self.spec.replay.live}
+        relay = kind(upstream, upstreams.apis(self.session, upstream), meter=self._meter,
+                     pins={model: list(pin.order) for model, pin in prepared.pins.items()}, **options)
         await relay.start()
         self.progress.stage("relay", provider=upstream.provider.name, url=relay.base_url)
         return prepared, relay

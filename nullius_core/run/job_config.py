@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -13,7 +14,8 @@ from nullius_core.jobs.harbor import environment_of
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.records import iso
 from nullius_core.jobs.layout import BENCH_RECORD
-from nullius_core.jobs.standard import AgentRecord, BenchRelayRecord, DriverRecord, JobStandard, PinRecord, SetupRecord, Shard, VariantRecord, VoiceRecord, written
+from nullius_core.jobs.standard import (AgentRecord, BenchRelayRecord, DriverRecord, JobStandard, PinRecord, SetupRecord, Shard, SourceJob,
+                                        VariantRecord, VoiceRecord, written)
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
@@ -75,8 +77,17 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
             served_by={model: PinRecord(order=list(pin.order), source=pin.source) for model, pin in prepared.pins.items()} or None,
             benchmark_relay=BenchRelayRecord(provider=prepared.bench_upstream.provider.name, model=prepared.embeddings,
                                              record=str(BENCH_RECORD)) if prepared.bench_upstream and prepared.embeddings else None,
+            replay_of=replay_source(spec.replay),
         )),
     }
+
+
+def replay_source(replay: Any) -> SourceJob | None:
+    """A replay's source job, named by its folder and its id (jobs/replay_proof.py reads its rewards at the end)."""
+    if replay is None:
+        return None
+    config = JobDir(replay.job).read_config()
+    return SourceJob(job=str(Path(replay.job).resolve()), job_id=str(config["standard"]["job_id"]), live=replay.live)
 
 
 def variant_record(staged: StagedVariant | None) -> VariantRecord | None:

@@ -95,15 +95,16 @@ def prepare_agent(
     protocol = session.agent_protocols.get("acp")
     if protocol is None:
         raise refused("no agent protocol 'acp' is registered (is the bundled plugin acp-client blocked?)")
+    keyless = spec.replay is not None and not spec.replay.live  # no provider answers a replay: no key is read
     try:
-        upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+        upstream = upstreams.resolve(session, spec.provider, spec.base_url, keyless=keyless)
     except upstreams.RelayRefused as exc:
         raise refused(str(exc)) from None
     api = resolved.model.api if resolved.model else "openai-chat"
     wanted = api if api in ("anthropic", "gemini") else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
-    served = served_by(session, spec, upstream, progress, refused)
+    served = None if keyless else served_by(session, spec, upstream, progress, refused)
     install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
     return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol,
                          proofs=_proofs(session, entry, resolved), served=served, staged=fitted.staged, effort_env=fitted.env)
@@ -148,7 +149,7 @@ def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolve
             upstream = upstreams.resolve(session, spec.provider, spec.base_url)
         except upstreams.RelayRefused as exc:
             raise refused(str(exc)) from None
-        served = served_by(session, spec, upstream, progress, refused)
+        served = None if keyless else served_by(session, spec, upstream, progress, refused)
     install_dir = _install(session, resolved, progress, refused, kind="capabilities", label="capability")
     return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream,
                               proofs=_proofs(session, entry, resolved), served=served)

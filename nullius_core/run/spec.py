@@ -19,6 +19,14 @@ def _plain(part: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", part).strip("-") or "x"
 
 
+@attrs.frozen
+class ReplaySource:
+    """`nullius replay`: the job whose record answers the calls, and whether a divergence goes on against the real model."""
+
+    job: Path
+    live: bool = False
+
+
 @attrs.frozen(kw_only=True)
 class RunSpec:
     benchmark: str
@@ -47,6 +55,7 @@ class RunSpec:
     variant: Variant | None = None  # a variant folder's files, staged into every unit (nullius_core/variants)
     effort: str | None = None  # an explicit reasoning effort (--effort, else the variant's); None: the agent's own default
     hold_score: bool = False  # --hold-score: no unit is scored by the run; `nullius score JOB` scores them later (run/held.py)
+    replay: ReplaySource | None = None  # nullius replay: the relay answers from this job's record (relay/replay.py)
     served_by: tuple[str, ...] = ()  # --served-by [MODEL=]SLUG[,SLUG...]: the providers that may answer a model (run/serving.py)
 
     @property

@@ -21,6 +21,7 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, verifier_text
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.locks import write_trial_lock
+from nullius_core.jobs.replay_proof import trial_replay
 from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
 from nullius_core.jobs.standard import RouteUse, TrialAgent, TrialOwn, TrialVariant
 from nullius_core.relay.pins import served
@@ -103,7 +104,8 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
         step_results=_step_results(ran),
-        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial), served=_served(facts, trial)),
+        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial), served=_served(facts, trial),
+                              replay=_replay(facts, trial)),
     )
     record = dump(result)
     write_trial_lock(trial, config, ran.task, stepped=ran.steps is not None)  # before result.json: a trial with a result has its lock
@@ -176,6 +178,14 @@ def _served(facts: RunFacts, trial: TrialDir) -> dict[str, Any] | None:
     pins = facts.prepared.pins
     figures = served(calls, pins) if calls else None
     return figures if figures is not None and (pins or figures["by_provider"]) else None
+
+
+def _replay(facts: RunFacts, trial: TrialDir) -> Any:
+    """A replay's note of the unit's calls (jobs/replay_proof.py), over every route of it."""
+    if facts.standard.replay_of is None:
+        return None
+    folders = [trial.work / "relay", *(record_folder(trial, role) for role in ROLES)]
+    return trial_replay([c for folder in folders for c in read_json_lines(folder / "calls.jsonl")])
 
 
 def _own(facts: RunFacts, work: Work, ran: Ran, outcome: str, passed: bool | None, parts: Any) -> TrialOwn:

@@ -1,6 +1,8 @@
 """How a unit's participant ended, read from its session's own outcome, its route's record and the stop file: every rule in one place.
 
 In order:
+0. A replay's call diverged from the recorded one, and was not handed to the
+   real model (`ReplayDiverged`, unscored).
 1. A benchmark's guard wrote a line in the stop file: the unit is scored and
    marked stopped with that line, whatever the agent's later calls got (a
    refusal of the stop file, a 429) and however its session ended, which the
@@ -53,6 +55,14 @@ def guard_line(stop: Path) -> str | None:
     return guard[-1] if guard else None
 
 
+def divergence_message(call: dict[str, Any]) -> str:
+    """A diverged call in a line: its route, its index, the first fields that differ."""
+    what = call["diverged"]
+    fields = ", ".join(d["path"] for d in what.get("diff", [])[:5]) or what.get("why", "")
+    more = what.get("differing", 0) - min(5, len(what.get("diff", [])))
+    return f"replay diverged at call {what.get('index')} of route {call.get('route')}: {fields}" + (f" and {more} more" if more > 0 else "")
+
+
 def own_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The participant's own calls that reached the provider: not a side model's, not one the stop file refused."""
     return [c for c in calls if c.get("kind", "agent") == "agent" and not c.get("side") and not c.get("refused")]
@@ -61,6 +71,9 @@ def own_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def ending(failure: str | None, message: str | None, calls: list[dict[str, Any]], stop: Path | None, gated: bool,
            who: str = "agent") -> Ending:
     """`stop`: the route's stop file, None where a guard's stop scores nothing (an answerer's failed answer has no answer)."""
+    diverged = next((c for c in calls if "diverged" in c and not c.get("live")), None)
+    if diverged is not None:  # a replay's divergence ends the unit, whatever the agent made of its 409
+        return Ending("ReplayDiverged", divergence_message(diverged))
     guard = guard_line(stop) if stop is not None else None
     if guard is not None:
         # the refused calls explain how the session ended (an exit, an error, a last 429); its own time limit does not

@@ -24,6 +24,7 @@ import attrs
 from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.records import keep_record
+from nullius_core.relay.seal import seal
 
 if TYPE_CHECKING:
     from nullius_core.contracts.backend import RelayRoutes
@@ -120,4 +121,5 @@ async def close_routes(relay: RelayRoutes, trial: TrialDir, roles: list[str]) ->
     """Each route's calls recorded, then the route gone (its key opens nothing after the unit); its record kept in `<role>/`."""
     for role in roles:
         await relay.retire(route_name(trial.name, role))
+        seal(record_folder(trial, role))
         keep_record(record_folder(trial, role), trial.path / role)

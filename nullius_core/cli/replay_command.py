@@ -1,0 +1,83 @@
+"""`nullius replay JOB`: every unit run again, the relay answering from the job's own record; `nullius rescore JOB`: score only."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import attrs
+import click
+
+from nullius_core.cli.base import Refused, refusals, session_for
+from nullius_core.cli.resumed import job_of, job_spec
+from nullius_core.run.spec import ReplaySource
+
+
+def _out(source: Path, out: Path | None, what: str) -> Path:
+    """The new job's folder: `-o OUT`, else beside the source, named after it."""
+    if out is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d__%H-%M-%S")
+        out = source.parent / f"{source.name}__{what}-{stamp}"
+    if out.exists() and any(out.iterdir()):
+        raise Refused(f"{what}: {out} exists and is not empty: give another -o OUT")
+    return out
+
+
+@click.command("replay")
+@click.argument("job_dir", type=click.Path(path_type=Path), metavar="JOB")
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="The new job's folder (default: beside JOB, named after it).")
+@click.option("--live-after-divergence", "live", is_flag=True,
+              help="Hand a diverged call, and the rest of its unit, to the run's real model (its key needed as for a run).")
+@click.option("-j", "--concurrency", type=click.IntRange(min=1), help="Units at once (default: the job's).")
+@refusals
+def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | None) -> None:
+    """Run every unit of JOB again with its agent, benchmark, model and options, the relay answering from JOB's record."""
+    from nullius_core.cli.run_commands import _run_job
+    from nullius_core.relay.replay import unreplayable
+
+    session = session_for(click.get_current_context())
+    std = job_of(job_dir, "replay")
+    if std.control is not None or std.agent is None:
+        raise Refused(f"replay: {job_dir} ran {std.participant}, which calls no model: there is nothing to replay")
+    why = unreplayable(job_dir, list(std.planned_trials))
+    if why is not None:
+        raise Refused(f"replay refused: {why}")
+    out = _out(job_dir.resolve(), out, "replay")
+    spec = attrs.evolve(job_spec(std, job_dir), jobs_dir=out.parent.resolve(), job_name=out.name, launch=None,
+                        concurrency=concurrency or std.concurrency, replay=ReplaySource(job_dir.resolve(), live))
+    _run_job(session, spec, None, False)
+
+
+@click.command("rescore")
+@click.argument("job_dir", type=click.Path(path_type=Path), metavar="JOB")
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="The new job's folder (default: beside JOB, named after it).")
+@click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option changed for the score.")
+@click.option("--judge-model", help="Score with this judge model, where the benchmark's score asks a judge.")
+@click.option("--json", "as_json", is_flag=True, help="Print each trial's new score as a JSON line.")
+@refusals
+def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], judge_model: str | None, as_json: bool) -> None:
+    """Score every trial of JOB again from what it recorded (its answer, transcript and workspace), into a new job; nothing runs again."""
+    import json
+
+    from nullius_core.cli.resumed import pairs
+    from nullius_core.cli.view_command import summarize
+    from nullius_core.run.prepare import RunRefused
+    from nullius_core.run.rescore import rescore
+
+    session = session_for(click.get_current_context())
+    std = job_of(job_dir, "rescore")
+    if judge_model is not None:
+        raise Refused("rescore --judge-model: scoring with a judge's route is not built yet; a benchmark without a judge rescores")
+    out = _out(job_dir.resolve(), out, "rescore")
+    try:
+        scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"))
+    except RunRefused as exc:
+        raise Refused(f"rescore refused: {exc}") from None
+    for one in scored:
+        if as_json:
+            click.echo(json.dumps({"trial": one.trial, "outcome": one.outcome, "reward": one.reward, "passed": one.passed, "error": one.error}))
+        else:
+            said = f"reward {one.reward:g}" if one.reward is not None else f"not rescored: {one.error}"
+            click.echo(f"{one.trial}  {one.outcome}  {said}", err=True)
+    click.echo(str(out))
+    summarize(out)
