@@ -7,7 +7,7 @@ from typing import Any
 from nullius_core.failures import final_state
 from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.jobs.replay_proof import job_replay
+from nullius_core.jobs.replay_proof import job_replay, job_rescore
 from nullius_core.jobs.standard import JobStandard
 from nullius_core.relay.pins import added, served as served_by
 from nullius_core.relay.usage import added_routes, routes_used
@@ -44,6 +44,9 @@ def job_result(std: JobStandard, trials: list[dict[str, Any]], total: int, *, ru
     replay = job_replay(std, trials)
     if replay is not None:  # nullius replay: against its source job, trial by trial (jobs/replay_proof.py)
         summary["replay"] = replay
+    rescore = job_rescore(std, trials)
+    if rescore is not None:  # nullius rescore: its source, and the trials that kept the source's record
+        summary["rescore"] = rescore
     if budget is not None and summary["cost"] is not None:
         summary["cost"].update(budget)
     now = iso(utcnow())

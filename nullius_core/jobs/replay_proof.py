@@ -1,4 +1,4 @@
-"""A replay's proof: each trial's note of how its calls were answered, and the job's verdict against its source job.
+"""A replay's proof: each trial's note of how its calls were answered, and the job's verdict against its source job; a rescore's note.
 
 A replay of an unchanged setup diverges nowhere and gives the source's
 rewards, trial by trial: `replayed: N units, 0 diverged, rewards equal: yes`
@@ -61,3 +61,13 @@ def job_replay(std: JobStandard, trials: list[dict[str, Any]]) -> dict[str, Any]
     return {"source": std.replay_of.job, "source_id": std.replay_of.job_id, "units": len(trials), "diverged": len(diverged),
             "diverged_trials": sorted(map(str, diverged)), "live_trials": live, "rewards_equal": equal,
             "differing": differing, "line": line}
+
+
+def job_rescore(std: JobStandard, trials: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A rescore's note for result.json's `standard.rescore`: its source, and the trials that kept the source's record and why."""
+    if std.rescore_of is None:
+        return None
+    kept = {str(t.get("trial_name")): (t.get("standard") or {}).get("not_rescored") for t in trials}
+    refused = {name: why for name, why in sorted(kept.items()) if why}
+    return {"source": std.rescore_of.job, "source_id": std.rescore_of.job_id, "rescored": len(trials) - len(refused),
+            "not_rescored": refused}

@@ -328,6 +328,8 @@ class TrialOwn:
     served: dict[str, Any] | None = None  # the unit's answered calls by serving provider; a pinned model's `held` (relay/pins.py)
     stopped: str | None = None  # a benchmark guard's line in the stop file: scored, its later calls refused (run/unit_end.py)
     replay: TrialReplay | None = None  # nullius replay: how the unit's calls were answered, and where it diverged
+    scored_later: str | None = None  # when `nullius score` or `nullius rescore` scored it (run/held.py)
+    not_rescored: str | None = None  # nullius rescore: why this trial kept its source's record (run/rescore.py)
 
 
 def read_job_standard(config: Any, file: Path) -> JobStandard:

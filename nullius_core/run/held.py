@@ -103,6 +103,12 @@ async def _score_one(driver: Driver, prepared: Prepared, trial: TrialDir, std: J
             raise ValueError("no dir")
     except (OSError, ValueError, AttributeError) as exc:
         return Scored(trial.name, "held", None, None, error=f"{HELD} cannot be read: {exc}")
+    return await score_kept(driver, prepared, trial, std, held, result)
+
+
+async def score_kept(driver: Driver, prepared: Prepared, trial: TrialDir, std: JobStandard, held: dict[str, Any],
+                     result: dict[str, Any]) -> Scored:
+    """`score` sent what a trial kept (held.json's fields: its workspace's folder, answer, transcript); its records rewritten."""
     unit = (result.get("standard") or {}).get("unit") or trial.name
     request: dict[str, Any] = {"unit": unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve()),
                                "dir": str((trial.path / held["dir"]).resolve()), "answer": held.get("answer") or "",
@@ -119,7 +125,7 @@ async def _score_one(driver: Driver, prepared: Prepared, trial: TrialDir, std: J
         score = await driver.call("score", request, prepared.score_seconds)
         check_score(score, std.kind)
     except (DriverError, TrialError) as exc:
-        trial.log(f"nullius score: the held score failed: {exc}\n")
+        trial.log(f"nullius score: the score failed: {exc}\n")
         return Scored(trial.name, "held", None, None, error=str(exc))
     finally:
         driver.log_to(None)

@@ -11,7 +11,7 @@ judge's route) cannot be held.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import dump
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nullius_core.run.unit import RunFacts
 
 HELD = "verifier/held.json"
+SCORE_INPUT = "verifier/score-input.json"
 HELD_MESSAGE = "the run held this unit's score (--hold-score); `nullius score JOB` scores it"
 
 
@@ -42,7 +43,25 @@ async def hold(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
     ran.transcript = ran.transcript or [{"role": "user", "text": str(ran.prompt)}, {"role": "agent", "text": str(ran.answer)}]
     if facts.prepared.agent is not None:  # as `score` would find it: no link leads out of what the agent left
         await asyncio.to_thread(take_out, place.workspace, trial.verifier / "links.txt")
-    held = {"dir": str(workspace.relative_to(trial.path.resolve())), "answer": ran.answer, "transcript": ran.transcript,
-            "stopped": ran.stopped, "setup": facts.prepared.setup_request,
+    trial.write_json(HELD, _kept(facts, ran, trial))
+
+
+def _kept(facts: RunFacts, ran: Ran, trial: TrialDir) -> dict[str, Any]:
+    assert ran.place is not None
+    return {"dir": str(ran.place.workspace.resolve().relative_to(trial.path.resolve())), "answer": ran.answer,
+            "transcript": ran.transcript, "stopped": ran.stopped, "setup": facts.prepared.setup_request,
             "agent_failure": dump(ran.agent_failure) if ran.agent_failure is not None else None}
-    trial.write_json(HELD, held)
+
+
+def keep_score_input(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
+    """What a scored trial's `score` is sent, kept as held.json keeps it (verifier/score-input.json): `nullius rescore` reads it.
+
+    Only for a unit scored from its workspace in the trial (not in a task's
+    box, not by a judge's route, which end with the unit).
+    """
+    place = ran.place
+    if place is None or place.box is not None or ran.steps is not None or "judge" in ran.voices:
+        return
+    if not place.workspace.resolve().is_relative_to(trial.path.resolve()):
+        return
+    trial.write_json(SCORE_INPUT, _kept(facts, ran, trial))

@@ -33,7 +33,7 @@ from nullius_core.run import environments
 from nullius_core.run.agent_unit import converse
 from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
-from nullius_core.run.hold import HELD_MESSAGE, NotHeld, hold
+from nullius_core.run.hold import HELD_MESSAGE, NotHeld, hold, keep_score_input
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.setups import ORIGINAL
 from nullius_core.run.steps import StepFailed, StepRun, oracle_steps
@@ -335,6 +335,7 @@ async def _score(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver) -> 
         request["stopped"] = ran.stopped
     if prepared.setup_request is not None:
         request["setup"] = prepared.setup_request
+    keep_score_input(facts, ran, trial)  # what rescore sends again (nullius rescore)
     ran.score = await _call(driver, "score", request, prepared.score_seconds)
     check_score(ran.score, prepared.bench.standard.kind)
 
