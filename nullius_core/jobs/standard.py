@@ -159,7 +159,7 @@ class SourceJob:
 
     job: str
     job_id: str
-    live: bool = False  # a replay's --live-after-divergence
+    live: bool  # a replay's --live-after-divergence (always false for a rescore)
 
 
 @attrs.frozen(kw_only=True)
