@@ -56,11 +56,12 @@ def _kept(facts: RunFacts, ran: Ran, trial: TrialDir) -> dict[str, Any]:
 def keep_score_input(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
     """What a scored trial's `score` is sent, kept as held.json keeps it (verifier/score-input.json): `nullius rescore` reads it.
 
-    Only for a unit scored from its workspace in the trial (not in a task's
-    box, not by a judge's route, which end with the unit).
+    Only for a participant's unit (a control's answer is in its trajectory,
+    and its trial stays small) scored from its workspace in the trial (not in
+    a task's box, not by a judge's route, which end with the unit).
     """
     place = ran.place
-    if place is None or place.box is not None or ran.steps is not None or "judge" in ran.voices:
+    if facts.control is not None or place is None or place.box is not None or ran.steps is not None or "judge" in ran.voices:
         return
     if not place.workspace.resolve().is_relative_to(trial.path.resolve()):
         return
