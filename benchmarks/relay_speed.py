@@ -14,6 +14,7 @@ Measured, each against the same upstream in the same session:
   streamed event (the proxy's p50 minus the direct p50);
 * CPU per call of each proxy process, from its own /proc counters, under a
   load of 32 connections; calls a second one core could carry (1 / CPU per call);
+  the same for streamed calls;
 * the relay's resident memory before and after --memory-calls calls;
 * how long `relay serve` takes to be ready (its JSON line).
 On two cores the load generator shares the CPU, so read CPU per call and the
@@ -116,10 +117,18 @@ def main() -> None:
                 result = load(t.url, t.token, False, 32, args.seconds, warmup=0)
                 used = cpu_seconds(t.pid) - before
                 cpu[t.name] = {"cpu_s": used, "result": result}
+            streamed = {}  # the streamed path (each read kept, its sizes recorded for replay) under the same load
+            for t in targets[1:]:
+                before = cpu_seconds(t.pid)
+                result = load(t.url, t.token, True, 32, args.seconds, warmup=0)
+                streamed[t.name] = {"cpu_s": cpu_seconds(t.pid) - before, "result": result}
             before_mb = rss_mb(relay.pid)
             mem = load(relay_target.url, relay_target.token, False, 32, 3600, max_requests=args.memory_calls, warmup=0)
             after_mb = rss_mb(relay.pid)
             report = summarise(latency, stream, cpu, readies, before_mb, after_mb, mem, Path(scratch) / "relay")
+            per_stream = {k: 1000 * v["cpu_s"] / max(1, _count(v["result"])) for k, v in streamed.items()}
+            report["cpu_ms_per_streamed_call"] = {k: round(v, 3) for k, v in per_stream.items()}
+            report["cpu_ratio_streamed_relay_over_floor"] = round(per_stream["relay"] / per_stream["floor"], 3)
         finally:
             for proc in procs:
                 proc.terminate()

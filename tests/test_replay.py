@@ -204,3 +204,5 @@ def test_rescore_refuses_a_trial_that_kept_nothing_to_score_and_rescores_the_res
     assert note["rescored"] == 2 and list(note["not_rescored"]) == ["u0001"]
     refused = run_cli(["rescore", str(tmp_path / "nothing-here")], keyless)
     assert refused.code == 2 and "is not a job" in refused.stderr and "Traceback" not in refused.output
+    refused = run_cli(["rescore", str(source), "-o", str(tmp_path / "never"), "--bench-option", "nope=1"], keyless)
+    assert refused.code == 2 and "gsm8k has no option 'nope'" in refused.stderr and not (tmp_path / "never").exists()

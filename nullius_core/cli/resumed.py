@@ -12,7 +12,7 @@ from nullius_core.definitions import DefinitionError
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.run.shard import Shard
-from nullius_core.run.spec import RunSpec
+from nullius_core.run.spec import ReplaySource, RunSpec
 
 
 def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -115,6 +115,8 @@ def job_spec(std: JobStandard, job_dir: Path, max_cost: float | None = None) -> 
         effort=std.reasoning_effort or None,
         max_cost=max_cost,  # a limit on this run's spending, not a setting of the job
         served_by=tuple(f"{model}={','.join(pin.order)}" for model, pin in (std.served_by or {}).items() if pin.source == "--served-by"),
+        # a resumed replay goes on answering from its source's record, never from the provider
+        replay=ReplaySource(Path(std.replay_of.job), std.replay_of.live) if std.replay_of is not None else None,
     )
 
 

@@ -46,6 +46,8 @@ WIDTH = 160  # characters of each side of a field shown
 
 def places_of(record_folder: Path) -> list[tuple[str, str]]:
     """What of a route's record folder's run varies: its job's folder (a trial's `.work/relay` is three below it)."""
+    if len(record_folder.parents) < 3:  # a record folder outside a job (relay serve's): nothing of a run to drop
+        return []
     job = record_folder.parents[2]
     paths = {str(job), str(job.resolve())}
     return [(p, "{job}") for p in sorted(paths, key=len, reverse=True)]

@@ -116,17 +116,17 @@ class ReplayRelay(Relay):
         super().__init__(*args, **kwargs)
         self.book = Book(source)
         self.live = live
-        self._real: Any = None
+        self.real: Any = None  # the run's own client session: a live call's way to the provider
         if self.meter is not None:
             self.meter = _Meter(self.meter)  # type: ignore[assignment]
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         url = await super().start(host, port)
-        self._real, self._session = self._session, Replayer(self)  # type: ignore[assignment]
+        self.real, self._session = self._session, Replayer(self)  # type: ignore[assignment]
         return url
 
     async def stop(self) -> None:
-        self._session = self._real
+        self._session = self.real
         await super().stop()
 
     async def _call(self, request: web.Request, route: Route, match: Any, body: dict[str, Any], raw: bytes, started: Any,
@@ -179,7 +179,7 @@ class Replayer:
             book.left.remove(match)
             book.taken += 1
             record["replayed"] = match.id
-            return _Reply(match)
+            return _recorded(match)
         book.diverged = True
         return self._diverged(url, data, headers, timeout, record, _divergence(book, normal))
 
@@ -189,8 +189,8 @@ class Replayer:
             record["diverged"] = divergence
         if self.relay.live:
             record["live"] = True
-            return self.relay._real.post(url, data=data, headers=headers, timeout=timeout)
-        return _Refusal(divergence)
+            return self.relay.real.post(url, data=data, headers=headers, timeout=timeout)
+        return _refusal(divergence)
 
 
 def _divergence(book: RouteBook, normal: Any) -> dict[str, Any]:
@@ -206,10 +206,6 @@ def _divergence(book: RouteBook, normal: Any) -> dict[str, Any]:
             "why": "the request differs from the recorded one"}
 
 
-class _Headers(dict):  # type: ignore[type-arg]
-    """A reply's headers as aiohttp's are read by forward.py."""
-
-
 class _Content:
     def __init__(self, pieces: list[bytes]):
         self._pieces = pieces
@@ -220,18 +216,16 @@ class _Content:
 
 
 class _Reply:
-    """A recorded reply, as the relay's forward() reads a provider's: status, headers, a body whole or read by read."""
+    """A reply as the relay's forward() reads a provider's: status, headers, a body whole or read by read."""
 
     reason = None
 
-    def __init__(self, call: Recorded):
-        self.status = call.status
-        data, self._pieces = _body(call)
-        self.content_length = None if call.stream else len(data)
+    def __init__(self, status: int, data: bytes, pieces: list[bytes], stream: bool):
+        self.status = status
+        self.headers = {"Content-Type": "text/event-stream" if stream else "application/json"}
+        self.content_length = None if stream else len(data)
+        self.content = _Content(pieces)
         self._data = data
-        kind = "text/event-stream" if call.stream else "application/json"
-        self.headers = _Headers({"Content-Type": kind})
-        self.content = _Content(self._pieces)
 
     async def read(self) -> bytes:
         return self._data
@@ -243,36 +237,28 @@ class _Reply:
         return None
 
 
-def _body(call: Recorded) -> tuple[bytes, list[bytes]]:
-    """The reply's bytes, and its reads as they came (a stream's recorded sizes; one read for a whole body)."""
+def _recorded(call: Recorded) -> _Reply:
+    """The recorded reply: its status, its body, a stream in the reads it came in (one read for a whole body)."""
     response = call.response
-    if response is None:
-        return b"", []
-    data = response.encode() if isinstance(response, str) else jsonfast.dumps(response)
+    data = b"" if response is None else response.encode() if isinstance(response, str) else jsonfast.dumps(response)
     sizes = call.chunks or []
     if sizes and sum(sizes) == len(data):
         pieces, at = [], 0
         for size in sizes:
             pieces.append(data[at:at + size])
             at += size
-        return data, pieces
-    # cleaning changed the stream's length (a key it removed): its events, read one by one
-    if call.stream:
-        return data, [event + b"\n\n" for event in data.split(b"\n\n") if event]
-    return data, [data]
+    elif call.stream:  # cleaning changed the stream's length (a key it removed): its events, one by one
+        pieces = [event + b"\n\n" for event in data.split(b"\n\n") if event]
+    else:
+        pieces = [data] if data else []
+    return _Reply(call.status, data, pieces, call.stream)
 
 
-class _Refusal(_Reply):
+def _refusal(divergence: dict[str, Any] | None) -> _Reply:
     """A diverged call's answer without --live-after-divergence: 409, replay_diverged."""
-
-    def __init__(self, divergence: dict[str, Any] | None):
-        self.status = DIVERGED_STATUS
-        what = f"call {divergence['index']} of this route differs from the recorded one" if divergence else "this route diverged earlier"
-        self._data = jsonfast.dumps({"error": {"type": "replay_diverged", "message": f"replay: {what}; the unit ends here"}})
-        self._pieces = [self._data]
-        self.content_length = len(self._data)
-        self.headers = _Headers({"Content-Type": "application/json"})
-        self.content = _Content(self._pieces)
+    what = f"call {divergence['index']} of this route differs from the recorded one" if divergence else "this route diverged earlier"
+    data = jsonfast.dumps({"error": {"type": "replay_diverged", "message": f"replay: {what}; the unit ends here"}})
+    return _Reply(DIVERGED_STATUS, data, [data], stream=False)
 
 
 def unreplayable(source: Path, trials: list[str]) -> str | None:

@@ -77,7 +77,7 @@ def score_held(session: Session, job_dir: Path, progress: Progress | None = None
                    bench_options={k: str(v) for k, v in (std.options or {}).items()}, purpose="score")
     with prepared_driver(session, spec, "score", progress) as prepared:
         scored = aio.run(_score_all(prepared, trials, std))
-    _rewrite_job(job, std)
+    rewrite_job(job, std)
     return scored
 
 
@@ -149,7 +149,7 @@ def _rewrite_trial(trial: TrialDir, result: dict[str, Any], held: dict[str, Any]
     trial.write_json("result.json", result)
 
 
-def _rewrite_job(job: JobDir, std: JobStandard) -> None:
+def rewrite_job(job: JobDir, std: JobStandard) -> None:
     """The job's result.json from every trial's result, its state as the run left it."""
     results = [r for r in (t.read_result() for t in job.trials()) if r is not None]
     before = read_json(job.result_file) if job.result_file.is_file() else {}

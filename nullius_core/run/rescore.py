@@ -30,7 +30,7 @@ from nullius_core.failures import Phase, kind_of
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.jobs.standard import JobStandard, SourceJob, read_job_standard
-from nullius_core.run.held import HELD_KIND, Scored, _rewrite_job, score_kept
+from nullius_core.run.held import HELD_KIND, Scored, rewrite_job, score_kept
 from nullius_core.run.hold import HELD, SCORE_INPUT
 from nullius_core.run.lone_driver import prepared_driver
 from nullius_core.run.prepare import Prepared, RunRefused
@@ -55,7 +55,7 @@ def rescore(session: Session, source: Path, std: JobStandard, out: Path, options
         new = _copy(source, out, std, asked)
         job = JobDir(out)
         scored = aio.run(_score_all(prepared, list(job.trials()), new))
-    _rewrite_job(job, new)
+    rewrite_job(job, new)
     return scored
 
 
