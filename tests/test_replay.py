@@ -206,3 +206,5 @@ def test_rescore_refuses_a_trial_that_kept_nothing_to_score_and_rescores_the_res
     assert refused.code == 2 and "is not a job" in refused.stderr and "Traceback" not in refused.output
     refused = run_cli(["rescore", str(source), "-o", str(tmp_path / "never"), "--bench-option", "nope=1"], keyless)
     assert refused.code == 2 and "gsm8k has no option 'nope'" in refused.stderr and not (tmp_path / "never").exists()
+    refused = run_cli(["rescore", str(source), "-o", str(tmp_path / "never"), "--judge-model", "judge-x"], keyless)
+    assert refused.code == 2 and "asked no judge" in refused.stderr and not (tmp_path / "never").exists()

@@ -52,9 +52,10 @@ def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | N
 @click.argument("job_dir", type=click.Path(path_type=Path), metavar="JOB")
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="The new job's folder (default: beside JOB, named after it).")
 @click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option changed for the score.")
+@click.option("--judge-model", help="Score with this judge model (a benchmark whose score asks a judge); default: the job's.")
 @click.option("--json", "as_json", is_flag=True, help="Print each trial's new score as a JSON line.")
 @refusals
-def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], as_json: bool) -> None:
+def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], judge_model: str | None, as_json: bool) -> None:
     """Score every trial of JOB again from what it recorded (its answer, transcript and workspace), into a new job; nothing runs again."""
     import json
 
@@ -67,7 +68,7 @@ def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...],
     std = job_of(job_dir, "rescore")
     out = _out(job_dir.resolve(), out, "rescore")
     try:
-        scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"))
+        scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"), judge_model)
     except RunRefused as exc:
         raise Refused(f"rescore refused: {exc}") from None
     for one in scored:

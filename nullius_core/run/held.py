@@ -107,8 +107,9 @@ async def _score_one(driver: Driver, prepared: Prepared, trial: TrialDir, std: J
 
 
 async def score_kept(driver: Driver, prepared: Prepared, trial: TrialDir, std: JobStandard, held: dict[str, Any],
-                     result: dict[str, Any]) -> Scored:
-    """`score` sent what a trial kept (held.json's fields: its workspace's folder, answer, transcript); its records rewritten."""
+                     result: dict[str, Any], judge: dict[str, str] | None = None) -> Scored:
+    """`score` sent what a trial kept (held.json's fields: its workspace's folder, answer, transcript), and the judge's route
+    when a rescore gives one; its records rewritten."""
     unit = (result.get("standard") or {}).get("unit") or trial.name
     request: dict[str, Any] = {"unit": unit, "dataset": prepared.dataset_name, "verifier": str(trial.verifier.resolve()),
                                "dir": str((trial.path / held["dir"]).resolve()), "answer": held.get("answer") or "",
@@ -119,6 +120,8 @@ async def score_kept(driver: Driver, prepared: Prepared, trial: TrialDir, std: J
     for key in ("stopped", "setup"):
         if held.get(key) is not None:
             request[key] = held[key]
+    if judge is not None:
+        request["judge"] = judge
     started = utcnow()
     driver.log_to(trial.log)
     try:

@@ -58,10 +58,11 @@ def keep_score_input(facts: RunFacts, ran: Ran, trial: TrialDir) -> None:
 
     Only for a participant's unit (a control's answer is in its trajectory,
     and its trial stays small) scored from its workspace in the trial (not in
-    a task's box, not by a judge's route, which end with the unit).
+    a task's box, which ends with the unit). A judge's route is not kept:
+    a rescore opens one of its own.
     """
     place = ran.place
-    if facts.control is not None or place is None or place.box is not None or ran.steps is not None or "judge" in ran.voices:
+    if facts.control is not None or place is None or place.box is not None or ran.steps is not None:
         return
     if not place.workspace.resolve().is_relative_to(trial.path.resolve()):
         return

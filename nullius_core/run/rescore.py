@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nullius_core import aio
+from nullius_core.definitions.converter import unstructure
 from nullius_core.failures import Phase, kind_of
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import iso, utcnow
@@ -35,6 +36,7 @@ from nullius_core.run.hold import HELD, SCORE_INPUT
 from nullius_core.run.lone_driver import prepared_driver
 from nullius_core.run.prepare import Prepared, RunRefused
 from nullius_core.run.progress import Progress
+from nullius_core.run.rescore_judge import RescoreJudge, judge_for, judging
 from nullius_core.run.spec import RunSpec
 from nullius_core.session import Session
 
@@ -43,23 +45,25 @@ class NotKept(Exception):
     """A trial that cannot be scored again: the message says why."""
 
 
-def rescore(session: Session, source: Path, std: JobStandard, out: Path, options: dict[str, str],
+def rescore(session: Session, source: Path, std: JobStandard, out: Path, options: dict[str, str], judge_model: str | None = None,
             progress: Progress | None = None) -> list[Scored]:
     """Score every trial of the job in `source` again into a new job in `out`; RunRefused when its benchmark cannot be prepared."""
-    if std.judge is not None:
-        raise RunRefused(f"{std.benchmark_ref}'s score asks a judge on its own route: rescore does not reach a judge yet")
+    judge = judge_for(session, std, judge_model)
     asked = {**{k: str(v) for k, v in (std.options or {}).items()}, **options}
     spec = RunSpec(benchmark=std.benchmark_ref, participant="nop", jobs_dir=out.parent, dataset=std.dataset_folder or std.dataset,
-                   bench_options=asked, purpose="rescore")
+                   bench_options=asked, purpose="rescore",
+                   # a judged benchmark's driver is prepared with the judge's provider, as a control's run of it is
+                   provider=judge.upstream.provider.name if judge else None, base_url=std.agent.base_url if judge and std.agent else None,
+                   judge_model=judge.voice.model if judge else None)
     with prepared_driver(session, spec, "rescore", progress) as prepared:
-        new = _copy(source, out, std, asked)
+        new = _copy(source, out, std, asked, judge)
         job = JobDir(out)
-        scored = aio.run(_score_all(prepared, list(job.trials()), new))
+        scored = aio.run(_score_all(session, prepared, list(job.trials()), new, judge))
     rewrite_job(job, new)
     return scored
 
 
-def _copy(source: Path, out: Path, std: JobStandard, options: dict[str, str]) -> JobStandard:
+def _copy(source: Path, out: Path, std: JobStandard, options: dict[str, str], judge: RescoreJudge | None) -> JobStandard:
     """The job copied whole into `out`, its config.json the new job's: a new id, the options asked, its source named."""
     shutil.copytree(source, out, symlinks=True, dirs_exist_ok=True)
     job = JobDir(out)
@@ -68,12 +72,21 @@ def _copy(source: Path, out: Path, std: JobStandard, options: dict[str, str]) ->
     standard = dict(config["standard"])
     standard.update(job_id=str(uuid.uuid4()), created_at=iso(utcnow()), options=options or None, purpose="rescore",
                     rescore_of={"job": str(source), "job_id": std.job_id, "live": False})
+    if judge is not None:  # the judge this rescore asks (--judge-model, else the job's own)
+        standard["judge"] = unstructure(judge.record())
     config["standard"] = standard
     job.write_config(config)
     return read_job_standard(config, job.config_file)
 
 
-async def _score_all(prepared: Prepared, trials: list[TrialDir], std: JobStandard) -> list[Scored]:
+async def _score_all(session: Session, prepared: Prepared, trials: list[TrialDir], std: JobStandard,
+                     judge: RescoreJudge | None) -> list[Scored]:
+    call_seconds = float(prepared.bench.limits.call_seconds) if prepared.bench.limits.call_seconds else None
+    async with judging(session, judge, call_seconds) as with_judge:
+        return await _each(prepared, trials, std, with_judge)
+
+
+async def _each(prepared: Prepared, trials: list[TrialDir], std: JobStandard, with_judge: Any) -> list[Scored]:
     driver = prepared.runner.factory(prepared.launch)
     out = []
     try:
@@ -88,7 +101,7 @@ async def _score_all(prepared: Prepared, trials: list[TrialDir], std: JobStandar
             if not driver.alive:
                 await driver.close()
                 driver = prepared.runner.factory(prepared.launch)
-            one = await score_kept(driver, prepared, trial, std, kept, result)
+            one = await with_judge(trial, lambda route: score_kept(driver, prepared, trial, std, kept, result, route))
             if one.reward is None:
                 _mark(trial, trial.read_result() or result, f"the score failed: {one.error}")
             out.append(one)
