@@ -215,7 +215,7 @@ class Recorder:
         if self.keep_bodies:
             response = decode(reply) if isinstance(reply, list) else reply
             # a stream's reads as they came, by their sizes: replay plays it back read by read (relay/replay.py)
-            chunks = f',"chunks":[{",".join(str(len(c)) for c in reply)}]' if isinstance(reply, list) and record.get("stream") else ""
+            chunks = ',"chunks":[' + ",".join(map(str, map(len, reply))) + "]" if isinstance(reply, list) and record.get("stream") else ""
             self._bodies.line([f'{{"id":"{record["id"]}","request":', *self.cleaner.raw(request, is_json=True),
                                ',"response":', *self.cleaner.raw(response), chunks, "}"])
         self._gateway.line(self.cleaner.text(log_line.rstrip("\n")))
