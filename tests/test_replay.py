@@ -121,6 +121,7 @@ def test_a_replay_after_a_prompt_change_names_the_first_differing_call_and_field
         assert "messages[1].content" in trial["exception_info"]["exception_message"]
     summary = json.loads((out / "result.json").read_text())["standard"]
     assert summary["replay"]["line"] == "replayed: 3 units, 3 diverged, rewards equal: no"
+    assert summary["replay"]["diverged_trials"]["u0001"] == "call 0 of u0001: messages[1].content"
     assert summary["errors"] == {"ReplayDiverged": 3} and summary["in_mean"] == 0
     assert "stage=unit i=1 of=3 unit=u0000 outcome=error:ReplayDiverged" in result.stderr or "ReplayDiverged" in result.stderr
 

@@ -47,19 +47,25 @@ def source_rewards(source: Path) -> dict[str, float | None]:
     return out
 
 
+def _where(diverged: dict[str, Any]) -> str:
+    """A divergence in a few words: `call 0 of u0000: messages[1].content`."""
+    fields = ", ".join(d.get("path", "") for d in (diverged.get("diff") or [])[:3]) or str(diverged.get("why"))
+    return f"call {diverged.get('index')} of {diverged.get('route')}: {fields}"
+
+
 def job_replay(std: JobStandard, trials: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The replay's verdict, for result.json's `standard.replay`: None for a job that is not a replay."""
     if std.replay_of is None:
         return None
     before = source_rewards(Path(std.replay_of.job))
-    diverged = [t.get("trial_name") for t in trials if ((t.get("standard") or {}).get("replay") or {}).get("diverged")]
+    diverged = {str(t.get("trial_name")): _where(d) for t in trials if (d := ((t.get("standard") or {}).get("replay") or {}).get("diverged"))}
     live = sum(1 for t in trials if ((t.get("standard") or {}).get("replay") or {}).get("live"))
     differing = sorted(str(t.get("trial_name")) for t in trials if _reward(t) != before.get(str(t.get("trial_name")), _reward(t)) or
                        str(t.get("trial_name")) not in before)
     equal = not differing and len(trials) == len(before)
     line = f"replayed: {len(trials)} units, {len(diverged)} diverged, rewards equal: {'yes' if equal else 'no'}"
     return {"source": std.replay_of.job, "source_id": std.replay_of.job_id, "units": len(trials), "diverged": len(diverged),
-            "diverged_trials": sorted(map(str, diverged)), "live_trials": live, "rewards_equal": equal,
+            "diverged_trials": dict(sorted(diverged.items())), "live_trials": live, "rewards_equal": equal,
             "differing": differing, "line": line}
 
 
