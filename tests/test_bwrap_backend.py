@@ -110,14 +110,20 @@ def test_an_adversary_finds_no_key_no_other_units_token_no_service_and_writes_on
         other = units[1 - units.index(unit)]
         assert hunt_found["key"] == [], hunt_found["key"]
         assert hunt_found["files"] > 1000  # it did read: the install, the definition, its folders
-        own = {t for t, where in hunt_found["tokens"].items() if "environment" in where}
-        assert len(own) == 1 and set(hunt_found["tokens"]) == own  # its own token, and no other unit's anywhere
-        assert not own & {t for t, where in found[other]["tokens"].items()}
+        own = set(hunt_found["tokens"])  # its own token, in its agent's environment: one, and no other unit's anywhere
+        assert len(own) == 1 and all(w.startswith("/proc/") for w in hunt_found["tokens"][next(iter(own))]), hunt_found["tokens"]
+        assert not own & set(found[other]["tokens"])
         assert hunt_found["routes"] == {"other unit, own token": 403, "own unit, no token": 401}
-        commands_seen = " ".join(hunt_found["pids"].values())
-        assert len(hunt_found["pids"]) < 12 and "nullius_core" not in commands_seen and "pytest" not in commands_seen, hunt_found["pids"]
+        # its own pid namespace: bwrap's init, its door and agent, the commands it ran; nothing of the run or this machine
+        seen = hunt_found["pids"]
+        assert max(map(int, seen)) < 100 and seen["1"].startswith("/usr/bin/bwrap"), seen
+        assert not [c for c in seen.values() if "-m nullius_core" in c or "watcher" in c or "pytest" in c.split()[0]], seen
+        assert not [c for c in seen.values() if "nlr-" in c or "sk-" in c], seen  # no token or key on a command line either
         home = job / unit / ".work" / "home"
-        assert sorted(hunt_found["written"]) == sorted(["/tmp", str(home), "."]), hunt_found["written"]
+        # beyond its workspace and HOME it writes only in its own /tmp, a tmpfs that dies with it (the test's job folders
+        # lie under /tmp here: the folders leading to its binds are in that tmpfs); `left` below: nothing reached this machine
+        beyond = [w for w in hunt_found["written"] if w not in (str(home), ".") and not Path(w).is_relative_to("/tmp")]
+        assert beyond == [] and {str(home), ".", "/tmp"} <= set(hunt_found["written"]), hunt_found["written"]
         assert (home / "hunt-was-here.txt").is_file() and (job / unit / ".work" / "workspace" / "hunt-was-here.txt").is_file()
     left = [p for p in [*map(Path, places[:-2]), Path("/tmp")] if (p / "hunt-was-here.txt").exists()]
     assert left == []  # nothing reached this machine but in the units' own workspaces and HOMEs

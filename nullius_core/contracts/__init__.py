@@ -36,7 +36,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.contracts.events", "`RunStarted`, `UnitFinished`, `RunFinished`: the observer hooks' payloads"),
     PublicModule("nullius_core.contracts.model_api", "`ModelApi`, `Facts`, `Usage`, `Sent`, `error_of`: what a model-API adapter implements"),
     PublicModule("nullius_core.contracts.sse", "`Event`: server-sent events as a model-API adapter reads them"),
-    PublicModule("nullius_core.processes", "`start_process`, `end_process`, `kill_process`, `current`, `CappedLog`, `CappedCopy`, `GroupProcess`: a process of the run (it dies with the run), its stderr kept capped"),
+    PublicModule("nullius_core.processes", "`start_process`, `end_process`, `kill_process`, `current`, `CappedLog`, `CappedCopy`, `GroupProcess`, `MARKER`: a process of the run (it dies with the run), its stderr kept capped"),
     PublicModule("nullius_core.sandbox", "`mounts` (the folders a sandbox shows), `door` (`McpListeners`, `tcp_behind`, `pipe_both`, `BRIDGE`): what a backend that isolates an agent shares", whole=True),
     PublicModule("nullius_core.links", "`noted`: a link not copied out of a workspace or container, noted as the core notes the workspace's"),
     PublicModule("nullius_core.logs", "`get_logger(name)`: a logger whose lines go to stderr in the command's `--log-format` (a plugin logs through it, never structlog's unconfigured default, which prints to stdout)"),

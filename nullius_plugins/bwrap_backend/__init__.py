@@ -43,7 +43,7 @@ class BwrapBackend:
         if why is not None:
             raise RunRefused(why)
         self.bwrap = sandbox.bwrap_program() or "bwrap"
-        done = await asyncio.create_subprocess_exec(self.bwrap, "--version", stdout=asyncio.subprocess.PIPE, env=sandbox.outer_env())
+        done = await asyncio.create_subprocess_exec(self.bwrap, "--version", stdout=asyncio.subprocess.PIPE, env=sandbox.probe_env())
         out, _ = await done.communicate()
         self.version = out.decode().strip()
 
@@ -83,9 +83,8 @@ class BwrapBackend:
         _, prefix = sandbox.python_home()
         env = {k: v for k, v in launch.env.items() if k not in ("PATH", "HOME", "TMPDIR")}
         env.update({"PATH": sandbox.visible_path(launch.env.get("PATH", ""), folders), "HOME": str(launch.cwd)})
-        inner = sandbox.argv(self.bwrap or "bwrap", argv, env=env, cwd=launch.cwd, writes=[launch.cwd],
-                             reads=[*folders, prefix, *_program_folder(argv)])
-        return DriverLaunch(argv=inner, env=sandbox.outer_env(), cwd=launch.cwd, label=f"{launch.label} in bwrap")
+        inner = sandbox.argv(self.bwrap or "bwrap", argv, cwd=launch.cwd, writes=[launch.cwd], reads=[*folders, prefix, *_program_folder(argv)])
+        return DriverLaunch(argv=inner, env=env, cwd=launch.cwd, label=f"{launch.label} in bwrap")
 
     async def close(self) -> None:
         return None

@@ -28,7 +28,7 @@ def _try(bwrap: str, flags: list[str]) -> str | None:
     """None when bwrap makes a sandbox with these flags and runs `true` in it; else what bwrap said."""
     argv = [bwrap, *flags, "--die-with-parent", "--ro-bind", "/", "/", "true"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=sandbox.outer_env())
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=sandbox.probe_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit status {done.returncode}")

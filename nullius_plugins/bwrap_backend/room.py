@@ -82,11 +82,11 @@ class BwrapRoom:
                     env[key] = inside or str(host)
         door = [str(python), "-I", "-S", str(DOOR), INSIDE, f"127.0.0.1:{RELAY_PORT}=relay", f"127.0.0.1:{MCP_PORT}=mcp-*", "--", *launch.argv]
         argv = sandbox.argv(
-            self.bwrap, door, env=env, cwd=launch.cwd, writes=[launch.cwd, launch.home],
+            self.bwrap, door, cwd=launch.cwd, writes=[launch.cwd, launch.home],
             reads=[*launch.reads, prefix, DOOR.parent, BRIDGE.parent],
             files=[(self.folder, INSIDE), *((host, inside or str(host)) for host, inside in launch.licence_files)],
         )
-        return await GroupProcess.start(attrs.evolve(launch, argv=argv, env=sandbox.outer_env(), cwd=self.folder))
+        return await GroupProcess.start(attrs.evolve(launch, argv=argv, env=env, cwd=self.folder))
 
     async def close(self) -> None:
         # when this returns, the unit's calls are recorded: it is scored from them

@@ -7,6 +7,8 @@
                  a fresh /proc of its own pid namespace, a minimal /dev, an empty /tmp of its own
     never        this machine's /proc, /home, /root, /run, other units' folders, its sockets, its environment
     process      --die-with-parent, --new-session, no capabilities, no new privileges (bwrap sets no_new_privs)
+    environment  exactly the launch's: bwrap is started with it (never on its command line, which any user may read
+                 with ps), and passes it on without the run's marker
 
 Everything else of the root is bwrap's own empty, read-only tmpfs.
 """
@@ -16,9 +18,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
+from nullius_core.processes import MARKER
 from nullius_core.sandbox import mounts
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -27,7 +30,7 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group", "nsswitch.conf", "localtime",
        "ssl", "ca-certificates", "mime.types", "os-release", "debian_version", "protocols", "services", "gitconfig")
 NAMESPACES = ["--unshare-all", "--unshare-user", "--disable-userns", "--hostname", "nullius"]
-HARDENED = ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+HARDENED = ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unsetenv", MARKER]
 TMP_BYTES = 1 << 30  # the sandbox's /tmp: memory, used only as it is written
 
 
@@ -65,7 +68,6 @@ def argv(
     bwrap: str,
     command: list[str],
     *,
-    env: Mapping[str, str],
     cwd: Path,
     writes: Iterable[Path],
     reads: Iterable[Path],
@@ -86,11 +88,9 @@ def argv(
     for here, inside in files:
         out += ["--ro-bind", str(here), inside]
     out += ["--remount-ro", "/", "--chdir", str(cwd.resolve())]
-    for key, value in env.items():
-        out += ["--setenv", key, value]
     return [*out, "--", *command]
 
 
-def outer_env() -> dict[str, str]:
-    """bwrap's own environment (the sandbox's is cleared and set by --setenv): a PATH, nothing of this process's."""
+def probe_env() -> dict[str, str]:
+    """The environment of a bwrap that only checks the kernel: a PATH, nothing of this process's."""
     return {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
