@@ -156,7 +156,7 @@ def test_gsm8k_and_humaneval_score_under_bwrap_as_locally(world):
             result = run_cli(["run", bench, "reference", *model_args(fake, backend), "--limit", "3", "--job-name", job], env)
             assert result.code == 0, result.output
             trials = _trials(env, job)
-            assert len(trials) == 3 and all(t.get("exception_info") is None for t in trials)
+            assert len(trials) == 3 and all(t.get("exception_info") is None for t in trials.values())
             rewards[bench, backend] = {u: t["verifier_result"]["rewards"] for u, t in trials.items()}
         assert rewards[bench, "bwrap"] == rewards[bench, "local"]
     assert rewards["gsm8k", "bwrap"]["u0000"]["reward"] == 1  # the first problem's answer is 18
