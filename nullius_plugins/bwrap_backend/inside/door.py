@@ -1,4 +1,8 @@
-"""A unit's door inside its bubblewrap sandbox, then its agent; standard library only, threads (asyncio costs 20 ms a start).
+"""A unit's door inside its bubblewrap sandbox, then its agent; the interpreter's C modules only.
+
+It starts before the agent, on every unit: it imports `_socket`, `_thread`
+and `_signal`, not `socket`, `threading`, `signal`, `re` or `asyncio`, whose
+imports (enum among them) cost more than the rest of its start.
 
     python3 -I -S door.py SOCKET_DIR ADDRESS:PORT=NAME ... -- COMMAND ARG...
 
@@ -12,14 +16,19 @@ stdio and its environment, forwards SIGTERM and SIGINT to it, and exits
 with its status: the agent's end is the sandbox's end.
 """
 
+import _signal
+import _socket
+import _thread
 import os
-import re
-import signal
-import socket
 import sys
-import threading
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+FIRST = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+REST = FIRST + "_.-"
+
+
+def is_name(text):
+    """An MCP server's name, as forward.py's NAME pattern has it: [A-Za-z0-9][A-Za-z0-9_.-]{0,63}."""
+    return 0 < len(text) <= 64 and text[0] in FIRST and all(c in REST for c in text)
 
 
 def pipe(source, sink):
@@ -32,7 +41,7 @@ def pipe(source, sink):
     except OSError:
         pass
     try:
-        sink.shutdown(socket.SHUT_WR)
+        sink.shutdown(_socket.SHUT_WR)
     except OSError:
         pass
 
@@ -51,12 +60,12 @@ def serve(sockets, name, conn):
     try:
         if name.endswith("*"):
             first = first_line(conn)
-            if not NAME.match(first):
+            if not is_name(first):
                 conn.sendall(f"no such server: {first!r}\n".encode())
                 conn.close()
                 return
             name = name[:-1] + first
-        up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        up = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         up.connect(os.path.join(sockets, name + ".sock"))
     except OSError as exc:
         try:
@@ -65,18 +74,24 @@ def serve(sockets, name, conn):
             pass
         conn.close()
         return
-    back = threading.Thread(target=pipe, args=(up, conn), daemon=True)
-    back.start()
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def back():
+        pipe(up, conn)
+        done.release()
+
+    _thread.start_new_thread(back, ())
     pipe(conn, up)
-    back.join()
+    done.acquire()
     conn.close()
     up.close()
 
 
 def accept(listener, sockets, name):
     while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=serve, args=(sockets, name, conn), daemon=True).start()
+        fd, _ = listener._accept()
+        _thread.start_new_thread(serve, (sockets, name, _socket.socket(fileno=fd)))
 
 
 def main():
@@ -87,25 +102,25 @@ def main():
     for mapping in mappings:
         address, _, name = mapping.partition("=")
         host, _, port = address.rpartition(":")
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         listener.bind((host, int(port)))
         listener.listen(128)
         listeners.append((listener, name))
     agent = os.fork()
-    if agent == 0:  # the listeners are not inherited across exec (Python's sockets are close-on-exec)
+    if agent == 0:  # the listeners are not inherited across exec (Python makes its sockets close-on-exec)
         try:
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(2, f"[nullius] the agent's command {command[0]!r} cannot start: {exc}\n".encode())
             os._exit(127)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda number, frame: os.kill(agent, number))
+    for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+        _signal.signal(sig, lambda number, frame: os.kill(agent, number))
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the agent's stdio is its own: the door holds no end of it
         os.dup2(devnull, fd)
     for listener, name in listeners:
-        threading.Thread(target=accept, args=(listener, sockets, name), daemon=True).start()
+        _thread.start_new_thread(accept, (listener, sockets, name))
     while True:
         try:
             _, status = os.waitpid(agent, 0)
