@@ -31,7 +31,7 @@ def _try(bwrap: str, flags: list[str]) -> str | None:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=sandbox.probe_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
-    return None if done.returncode == 0 else (done.stderr.strip() or f"exit status {done.returncode}")
+    return None if done.returncode == 0 else (done.stderr.strip().removeprefix("bwrap: ") or f"exit status {done.returncode}")
 
 
 def missing() -> str | None:
