@@ -231,3 +231,63 @@ def test_a_kernel_that_refuses_user_namespaces_refuses_the_run_saying_so(world, 
 def test_without_bwrap_the_backend_says_what_it_needs(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert kernel.missing() == "the bwrap backend needs bubblewrap (bwrap) on PATH; install it with: apt-get install -y bubblewrap"
+
+
+PROBE = r"""
+import json, os, socket, sys
+out = {"host": socket.gethostname(), "env": sorted(os.environ), "pids": len([p for p in os.listdir("/proc") if p.isdigit()])}
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), 5).close()
+    out["machine"] = "reached"
+except OSError as exc:
+    out["machine"] = type(exc).__name__
+for place in (".", "/", sys.argv[2]):
+    try:
+        open(os.path.join(place, "probe.txt"), "w").close()
+        out.setdefault("written", []).append(place)
+    except OSError:
+        pass
+print(json.dumps(out))
+"""
+
+
+@needs_sandbox
+def test_a_capability_runs_in_a_sandbox_of_its_own(world, tmp_path):
+    """capability_launch's command, run as the stdio runner runs it: no network, its folder alone writable, its environment alone."""
+    import asyncio
+    import io
+
+    from nullius_core.contracts.backend import RunContext
+    from nullius_core.contracts.driver import DriverLaunch
+    from nullius_core.testing.helpers import make_session
+
+    env, fake, _ = world
+    backend = BwrapBackend()
+    session = make_session(env)
+    asyncio.run(backend.start(RunContext(job="cap", job_dir=tmp_path, paths=session.paths, progress=io.StringIO())))
+    folder, other = tmp_path / "unit", tmp_path / "other"
+    folder.mkdir()
+    other.mkdir()
+    port = fake.openai_base_url.rsplit(":", 1)[1].split("/")[0]
+    launch = backend.capability_launch(DriverLaunch(argv=[sys.executable, "-c", PROBE, port, str(other)], env={"NULLIUS_OPTION_K": "3", "PATH": "/usr/bin"},
+                                                    cwd=folder, label="a capability"), [folder], "u0000")
+    done = subprocess.run(launch.argv, env=dict(launch.env), cwd=launch.cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["host"] == "nullius" and seen["machine"] == "ConnectionRefusedError" and seen["pids"] <= 3
+    assert seen["written"] == ["."] and (folder / "probe.txt").exists() and not (other / "probe.txt").exists()
+    assert set(seen["env"]) <= {"NULLIUS_OPTION_K", "PATH", "HOME", "LC_CTYPE", "PWD"}  # bwrap sets PWD, its --chdir
+
+
+@needs_sandbox
+def test_a_capability_unit_answers_from_its_sandbox(world):
+    """The bm25 memory, its process under bwrap: every unit recalled."""
+    env, fake, _ = world
+    from fixtures.models.reader import reader  # the docker test's model, reading a memory
+
+    fake.use(reader)
+    result = run_cli(["run", "recall", "bm25", *model_args(fake), "--job-name", "bm25-bwrap"],
+                     {**env, "NULLIUS_CATALOGUE": str(ROOT / "tests" / "fixtures" / "catalogue")})
+    assert result.code == 0, result.output
+    outcomes = {u: t["standard"]["outcome"] for u, t in _trials(env, "bm25-bwrap").items()}
+    assert outcomes == {f"u000{i}": "passed" for i in range(4)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 import urllib.parse
 from collections.abc import Sequence
@@ -95,10 +96,4 @@ class BwrapRoom:
             server.close()
         if self._mcp is not None:
             await self._mcp.close()
-        await asyncio.to_thread(_remove, self.folder)
-
-
-def _remove(folder: Path) -> None:
-    import shutil
-
-    shutil.rmtree(folder, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, self.folder, True)

@@ -75,7 +75,7 @@ def argv(
 ) -> list[str]:
     """bwrap's command line for `command`: `writes` bound at their paths, `reads` (and their interpreters) read-only.
 
-    `files` are (a file here, its path inside), read-only. There is no way to
+    `files` are (a file or folder here, its path inside), read-only. There is no way to
     this machine's network: the sandbox's namespace has a loopback alone.
     """
     shown = mounts.outermost(reads)
