@@ -39,7 +39,16 @@ def bwrap_program() -> str | None:
 
 
 def python_home() -> tuple[Path, Path]:
-    """The interpreter Nullius runs on (its base, not a virtual environment's link) and its prefix, to run the door and bridges."""
+    """The interpreter that runs the door and the MCP bridges, and its prefix (to show read-only).
+
+    The system's python3 where there is one (it is in /usr, shown already,
+    and starts faster than most others); else the interpreter Nullius runs on
+    (its base, not a virtual environment's link). Both scripts need only
+    the standard library, of any Python 3.
+    """
+    system = Path("/usr/bin/python3")
+    if os.access(system, os.X_OK):
+        return system, Path("/usr")
     base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
     return base, base.parent.parent
 
