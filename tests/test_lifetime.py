@@ -109,6 +109,33 @@ def test_a_killed_run_leaves_no_process_behind(env, fake_model, tmp_path):
     assert not any(folder.exists() for folder in scratch)  # removed by the run's watcher, the run being gone
 
 
+def test_a_killed_run_leaves_no_bwrap_sandbox_behind(env, fake_model, tmp_path):
+    """The scripted agent's orphans (TERM-deaf, in a session of their own, double-forked out of its tree) in two sandboxes."""
+    from nullius_plugins.bwrap_backend import kernel
+
+    missing = kernel.missing()
+    if missing is not None:
+        pytest.skip(f"this machine cannot make the bwrap backend's sandbox: {missing}")
+    args = [sys.executable, "-m", "nullius_core", "run", "faulty", "scripted", "--model", "fake-1", "--provider", "openai-compatible",
+            "--base-url", fake_model.openai_base_url, "--backend", "bwrap", "--option", "mode=orphans", "--limit", "2", "-j", "2",
+            "--job-name", "kb"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = tmp_path / "jobs" / "kb"
+    try:
+        files = wait_for(lambda: len(orphan_files(job)) == 2 and orphan_files(job), 600, "both agents wrote orphans.txt")
+        inside = [len(f.read_text().split()) for f in files]  # pids of the sandboxes' own namespaces: not this machine's
+        known = identity(descendants(proc.pid))  # the sandboxes' processes are all the run's descendants here, escapees too
+        sleeps = [pid for pid in known if any(f"sleep {n}" in " ".join(living({pid: known[pid]})) for n in (601, 602, 603))]
+    finally:
+        proc.kill()  # no handler runs: as if the machine died
+        proc.wait(timeout=30)
+    assert inside == [4, 4] and len(sleeps) == 6, living(known)
+    deadline = time.monotonic() + GONE_WITHIN
+    while living(known) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert living(known) == []
+
+
 def cwd_of(pid: int) -> Path | None:
     try:
         return Path(os.readlink(f"/proc/{pid}/cwd"))

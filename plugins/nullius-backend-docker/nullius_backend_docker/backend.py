@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from nullius_backend_docker import dockercli, engine, envimage, image, mounts, ownimage, pyruntime, sweep
+from nullius_backend_docker import dockercli, engine, envimage, image, ownimage, pyruntime, sweep
 from nullius_backend_docker.addresses import licence_server
 from nullius_backend_docker.asyncapi import Engine
 from nullius_backend_docker.box import DockerBox
@@ -29,6 +29,7 @@ from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.room import DockerRoom, hardened
 from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
 from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.sandbox import mounts
 from nullius_core.contracts.own_image import BuildFailed
 
 CHECK_MEMORY = "2g"

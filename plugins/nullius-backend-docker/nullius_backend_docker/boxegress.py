@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.listeners import pipe_both
+from nullius_core.sandbox.door import pipe_both
 from nullius_backend_docker.process import LINE_LIMIT
 from nullius_core.processes import start_process
 

@@ -33,8 +33,8 @@ import attrs
 from nullius_backend_docker import dockercli, nsdoor
 from nullius_backend_docker.calls import CallLog, timed
 from nullius_backend_docker.dockercli import DockerError
-from nullius_backend_docker.listeners import pipe_both
 from nullius_core.processes import current, start_process
+from nullius_core.sandbox.door import tcp_behind
 
 CONTAINER_FILES = Path(__file__).resolve().parent / "container"
 RELAY_PORT = 61080
@@ -139,7 +139,7 @@ class UnitDoor:
 
     async def _serve_sockets(self) -> None:
         for name, target in self._services:
-            self._servers.append(await asyncio.start_unix_server(lambda r, w, t=target: _connect(t, r, w), path=str(self.socket(name))))
+            self._servers.append(await tcp_behind(self.socket(name), target))
 
     async def _run(self, network: str, hosts: list[str]) -> None:
         """forward.py in a door container on `network`, ready when it says so; its stderr the unit's door.log."""
@@ -186,12 +186,3 @@ class UnitDoor:
                 proc.kill()
             await proc.wait()
 
-
-async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """A connection from the unit, made on to a service of this machine."""
-    try:
-        up_reader, up_writer = await asyncio.open_connection(*target)
-    except OSError:
-        writer.close()
-        return
-    await pipe_both(reader, writer, up_reader, up_writer)

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from nullius_backend_docker.listeners import pipe_both
+from nullius_core.sandbox.door import pipe_both
 
 CLONE_NEWNET = 0x40000000
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # forward.py's: an MCP server's name

@@ -22,20 +22,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nullius_backend_docker import dockercli, mounts, pyruntime, runtime
+from nullius_backend_docker import dockercli, pyruntime, runtime
 from nullius_backend_docker.addresses import MACHINE, licence_server
 from nullius_backend_docker.door import MCP_PORT, RELAY_PORT, LicenceServer, UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
-from nullius_backend_docker.listeners import McpListeners
 from nullius_backend_docker.process import ContainerProcess
 from nullius_core.contracts.agent import AgentLaunch, McpServerEntry
 from nullius_core.contracts.backend import RelayRoom, RouteOptions, UnitPlace
+from nullius_core.sandbox import mounts
+from nullius_core.sandbox.door import BRIDGE, McpListeners
 
 if TYPE_CHECKING:
     from nullius_backend_docker.backend import DockerBackend
-
-CONTAINER_FILES = Path(__file__).resolve().parent / "container"
-
 
 def hardened(user: str) -> list[str]:
     """Every container's options: you, no capabilities, no way to gain any; output only to whoever is attached
@@ -81,7 +79,7 @@ class DockerRoom:
         if machine:
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.place.home), "LANG": "C.UTF-8"}
             self._mcp = McpListeners(machine, env, self.record.parent / "mcp-servers.log", self.door.folder)
-        bridge = str(CONTAINER_FILES / "mcp_bridge.py")
+        bridge = str(BRIDGE)
         out = []
         for entry in entries:
             if entry.on_machine:
@@ -132,7 +130,7 @@ class DockerRoom:
             more, command, ran_on = await self._python(command, reads)
             volumes += more
         if self._mcp is not None:
-            volumes.append(f"{CONTAINER_FILES}:{CONTAINER_FILES}:ro")
+            volumes.append(f"{BRIDGE.parent}:{BRIDGE.parent}:ro")
             await self._mcp.start()
         # a licence file, read-only at its path; its variable points there
         volumes += [f"{host}:{inside}:ro" for host, inside in launch.licence_files]

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ from nullius_backend_docker import dockercli, pyruntime
 from nullius_backend_docker.sweep import folder_label
 
 REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests"))  # the adversaries the bwrap backend's tests run too
+from fixtures.models.adversary import listening_everywhere, machine_addresses, printed, scan_command  # noqa: E402,F401
 PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
 KEY = "sk-upstream-held-by-the-relay-docker-0123456789"
 
@@ -146,54 +149,12 @@ def local_registry(folder: Path):
         proc.wait(30)
 
 
-SCANNER = Path(__file__).resolve().parent / "portscan.py"
 DOOR_PORTS = [61080, 61090, 61128]  # the unit's door on its own loopback: the relay, the MCP door, the check's egress
 
 
-def machine_addresses() -> list[str]:
-    """Every address of this machine (`ip -o addr`: the docker bridge's gateway among them), but link-local ones."""
-    out = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True, timeout=30).stdout
-    found = [line.split()[3].split("/")[0] for line in out.splitlines() if len(line.split()) > 3]
-    return [a for a in found if not a.startswith("fe80") and a not in ("127.0.0.1", "::1")]
-
-
-def scan_command(addresses: list[str]) -> str:
-    """The agent's shell command: the scan, on the container's own python3, of every port of each address."""
-    return f"python3 - {' '.join(addresses)} <<'SCAN_EOF'\n{SCANNER.read_text()}\nSCAN_EOF\n"
-
-
 def the_scan_in(records: Path) -> dict:
-    """The scan's result in a JSON-lines record (the agent's acp.jsonl: the tool's output, as often as the agent was told it)."""
-    found = []
-
-    def walk(value) -> None:
-        if isinstance(value, str):
-            found.extend(json.loads(line[5:]) for line in value.splitlines() if line.startswith("SCAN {"))
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    for line in records.read_text().splitlines():
-        walk(json.loads(line))
-    assert found and all(scan == found[0] for scan in found), found
-    return found[0]
-
-
-@contextlib.contextmanager
-def listening_everywhere():
-    """A server on 0.0.0.0 of this machine, as a model server listening on all interfaces is: the scan must not find it."""
-    import socket
-
-    listener = socket.socket()
-    listener.bind(("0.0.0.0", 0))
-    listener.listen(64)
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        listener.close()
+    """The scan's result in a JSON-lines record (the agent's acp.jsonl)."""
+    return printed(records, "SCAN")
 
 
 DEBIAN_PYTHON = ("python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -296,15 +295,10 @@ def test_no_check_reads_through_a_link_an_agent_in_a_container_planted(world, tm
     assert labelled(env, "planted-docker") == {"containers": [], "networks": [], "volumes": []}
 
 
-def reader(request: FakeRequest) -> Reply:
-    """A model reading a memory: the code the memory gives for the depot asked about."""
-    prompt = request.last_user_message or ""
-    depot = re.search(r"for the (\w+) depot\?", prompt)
-    code = re.search(rf"the gate code for the {depot.group(1)} depot is (\S+)\.", prompt) if depot else None
-    return Reply(text=code.group(1) if code else "I cannot find it.")
-
-
 def test_a_capability_runs_in_a_container_of_its_own(world):
+    sys.path.insert(0, str(REPO / "tests"))
+    from fixtures.models.reader import reader
+
     env, fake, _ = world
     fake.use(reader)
     since = time.time() - 1

@@ -1,8 +1,10 @@
-"""What stays on the machine for a unit's containers: a benchmark's MCP servers behind the unit's door.
+"""What stays on this machine for a sandboxed unit: its services behind Unix sockets of the unit's door folder.
 
-`McpListeners`: a Unix socket per server in the unit's door folder
-(`mcp-<name>.sock`, see door.py); each connection is one start of the
-server's own command, here, its stdio joined to the socket.
+`McpListeners`: a Unix socket per benchmark MCP server (`mcp-<name>.sock`);
+each connection is one start of the server's own command, here, its stdio
+joined to the socket. `tcp_behind`: a Unix socket whose connections go on to
+a TCP service of this machine (the run's relay). `pipe_both` joins two
+connections. The sandbox reaches these sockets, never this machine's ports.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 
 from nullius_core.contracts.agent import McpServerEntry
 from nullius_core.processes import end_process, start_process
+
+BRIDGE = Path(__file__).resolve().parent / "inside" / "mcp_bridge.py"  # the agent's stdio entry for a server behind the door
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -36,6 +40,21 @@ async def pipe_both(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, 
     await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
     writer.close()
     up_writer.close()
+
+
+async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A connection from the unit, made on to a service of this machine."""
+    try:
+        up_reader, up_writer = await asyncio.open_connection(*target)
+    except OSError:
+        writer.close()
+        return
+    await pipe_both(reader, writer, up_reader, up_writer)
+
+
+async def tcp_behind(path: Path, target: tuple[str, int]) -> asyncio.AbstractServer:
+    """A Unix socket at `path` whose every connection is joined to `target`, a TCP service of this machine."""
+    return await asyncio.start_unix_server(lambda r, w: _connect(target, r, w), path=str(path))
 
 
 class McpListeners:

@@ -1,4 +1,4 @@
-"""The agent's stdio entry for a benchmark's MCP server, inside the agent's container; standard library only.
+"""The agent's stdio entry for a benchmark's MCP server, inside the agent's container or sandbox; standard library only.
 
 Joins this process's stdin and stdout to the unit's door (NULLIUS_MCP_AT,
 host:port), asking for the server NULLIUS_MCP_SERVER. The server itself runs on

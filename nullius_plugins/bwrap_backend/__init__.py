@@ -1,0 +1,110 @@
+"""The bwrap backend: each unit's agent (and its capability process) in a bubblewrap sandbox of its own, no docker needed.
+
+The sandbox has its own user, pid, IPC, UTS and network namespaces (a
+loopback alone), sees the system's folders and the agent's install
+read-only and writes only the unit's workspace and HOME (sandbox.py). The
+agent reaches its route on the run's relay through a Unix socket and a door
+on its own loopback (room.py); the key stays in Nullius's process. It is a
+sandbox: an agent run needs no `--unsandboxed`. A machine whose kernel
+refuses a namespace it needs refuses the run, saying which (kernel.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nullius_core import hookimpl
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.contracts.refused import RunRefused
+from nullius_core.plugins import BackendRegistry, BackendSpec
+from nullius_plugins.bwrap_backend import kernel, sandbox
+from nullius_plugins.bwrap_backend.room import BwrapRoom
+
+ISOLATION = ("each unit's agent in a bubblewrap sandbox: its own user, pid, IPC, UTS and network namespaces (a loopback alone), "
+             "no capabilities, no new privileges, a fresh /proc; the system and its install read-only, its workspace and HOME "
+             "writable; the run's relay (the key in Nullius's process only) and MCP servers through Unix sockets")
+
+
+class BwrapBackend:
+    name = "bwrap"
+
+    def __init__(self) -> None:
+        self.bwrap = ""
+        self.version = ""
+
+    async def start(self, context: RunContext) -> None:
+        why = await asyncio.to_thread(kernel.missing)
+        if why is not None:
+            raise RunRefused(why)
+        self.bwrap = sandbox.bwrap_program() or "bwrap"
+        done = await asyncio.create_subprocess_exec(self.bwrap, "--version", stdout=asyncio.subprocess.PIPE, env=sandbox.probe_env())
+        out, _ = await done.communicate()
+        self.version = out.decode().strip()
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "bwrap": self.version, "isolation": ISOLATION}
+
+    async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
+        workspace.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        init_repository(workspace)
+        return UnitPlace(workspace=workspace, home=home)
+
+    async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
+        # the machine's system is the base, as on the local backend: another environment only where the benchmark allows it
+        if environment is not None and participant != "control" and not environment.definition.local_ok:
+            raise ValueError(
+                f"the environment {environment.name!r} runs only on a backend with images (its local_ok is false): use --backend docker"
+            )
+        if handout is not None and handout.servers and participant != "control":
+            names = ", ".join(s.name for s in handout.servers)
+            raise ValueError(f"a licence server ({names}) is reached from a sandbox on the docker backend only: use --backend docker")
+        return attrs.evolve(place, environment=environment)
+
+    async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> BwrapRoom:
+        room = BwrapRoom(self.bwrap, relay, unit, record, place, route)
+        try:
+            await room.open()
+        except BaseException:
+            await asyncio.shield(room.close())
+            raise
+        return room
+
+    def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
+        """The capability's process in a sandbox of its own: no network, its install read-only, its folder its own."""
+        folders = [Path(p) for p in reads]
+        argv = list(launch.argv)
+        _, prefix = sandbox.python_home()
+        env = {k: v for k, v in launch.env.items() if k not in ("PATH", "HOME", "TMPDIR")}
+        env.update({"PATH": sandbox.visible_path(launch.env.get("PATH", ""), folders), "HOME": str(launch.cwd)})
+        inner = sandbox.argv(self.bwrap or "bwrap", argv, cwd=launch.cwd, writes=[launch.cwd], reads=[*folders, prefix, *_program_folder(argv)])
+        return DriverLaunch(argv=inner, env=env, cwd=launch.cwd, label=f"{launch.label} in bwrap")
+
+    async def close(self) -> None:
+        return None
+
+
+def _program_folder(argv: list[str]) -> list[Path]:
+    """An interpreter of this machine named by its path (Nullius's own, a virtual environment's), shown read-only."""
+    if argv and Path(argv[0]).is_absolute():
+        program = Path(argv[0])
+        return [program.parent.parent] if program.parent.name == "bin" else [program.parent]
+    return []
+
+
+@hookimpl
+def nullius_register_backends(registry: BackendRegistry) -> None:
+    registry.add(
+        BackendSpec(
+            name="bwrap",
+            summary="Each unit's agent in a bubblewrap sandbox (own namespaces, no network but its relay's door, read-only system); needs no docker.",
+            factory=BwrapBackend,
+            isolates=True,
+        )
+    )
