@@ -25,6 +25,7 @@ OUTCOMES: dict[str, str] = {
     "error": "error",
     "rate_limited": "rate limited",
     "cancelled": "cancelled",
+    "diverged": "diverged on replay",  # nullius replay met a request unlike the recorded one
     "held": "held for scoring",  # run with --hold-score: `nullius score JOB` scores it
     "running": "running",
     "not_run": "not run",
