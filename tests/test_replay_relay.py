@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from pathlib import Path
 
 import openai
 import pytest

@@ -57,7 +57,6 @@ _RESUMED = {
 
 
 def resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, participant: str | None) -> RunSpec:
-    job = JobDir(job_dir)
     std = job_of(job_dir, f"--resume {job_dir}")
     differs = []
     if benchmark is not None and benchmark != std.benchmark_ref:

@@ -13,6 +13,8 @@ and named.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from nullius_core.contracts.agent import AgentLaunch
 from nullius_core.processes.capped import CappedCopy, CappedLog
@@ -33,22 +35,29 @@ class GroupProcess:
 
     @classmethod
     async def start(cls, launch: AgentLaunch) -> GroupProcess:
-        log = CappedLog.to_file(launch.stderr, what="the agent's stderr")  # there even when the command cannot start
+        proc, stderr = await cls.spawn(launch.argv, launch.env, launch.stderr, cwd=launch.cwd)
+        return cls(proc, stderr)
+
+    @staticmethod
+    async def spawn(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path,
+                    cwd: Path | None = None) -> tuple[asyncio.subprocess.Process, CappedCopy]:
+        """A process of the run, its stdio piped and its stderr copied (capped) into `stderr_path`, there even when it cannot start."""
+        log = CappedLog.to_file(stderr_path, what="the agent's stderr")
         try:
             proc = await start_process(
-                *launch.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=str(launch.cwd),
-                env=dict(launch.env),
+                cwd=None if cwd is None else str(cwd),
+                env=dict(env),
                 limit=LINE_LIMIT,
             )
         except BaseException:
             log.close()
             raise
         assert proc.stderr is not None
-        return cls(proc, CappedCopy(proc.stderr, log))
+        return proc, CappedCopy(proc.stderr, log)
 
     @property
     def returncode(self) -> int | None:

@@ -95,7 +95,7 @@ def prepare_agent(
     protocol = session.agent_protocols.get("acp")
     if protocol is None:
         raise refused("no agent protocol 'acp' is registered (is the bundled plugin acp-client blocked?)")
-    keyless = spec.replay is not None and not spec.replay.live  # no provider answers a replay: no key is read
+    keyless = _keyless(spec)
     try:
         upstream = upstreams.resolve(session, spec.provider, spec.base_url, keyless=keyless)
     except upstreams.RelayRefused as exc:
@@ -122,6 +122,11 @@ def _fit_variant(spec: RunSpec, resolved: Resolved, scratch: Path | None, refuse
         raise refused(f"the variant {spec.variant.name if spec.variant else ''} is invalid:\n{exc.render()}") from None
 
 
+def _keyless(spec: RunSpec) -> bool:
+    """A replay that never goes live: no provider answers it, so no key is read."""
+    return spec.replay is not None and not spec.replay.live
+
+
 def served_by(session: Session, spec: RunSpec, upstream: Upstream, progress: Progress, refused: type[Exception]) -> ProviderServer | None:
     """The provider's own model server, prepared (installed, checked) before the run; None for a remote provider."""
     if upstream.provider.serve is None:
@@ -144,9 +149,10 @@ def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolve
     if runner is None:
         raise refused("no capability runner 'stdio' is registered (is the bundled plugin stdio-runner blocked?)")
     upstream = served = None
+    keyless = _keyless(spec)
     if spec.model:
         try:
-            upstream = upstreams.resolve(session, spec.provider, spec.base_url)
+            upstream = upstreams.resolve(session, spec.provider, spec.base_url, keyless=keyless)
         except upstreams.RelayRefused as exc:
             raise refused(str(exc)) from None
         served = None if keyless else served_by(session, spec, upstream, progress, refused)

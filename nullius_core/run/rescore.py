@@ -30,11 +30,11 @@ from nullius_core.definitions.converter import unstructure
 from nullius_core.failures import Phase, kind_of
 from nullius_core.jobs.layout import JobDir, TrialDir
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.jobs.standard import JobStandard, SourceJob, read_job_standard
+from nullius_core.jobs.standard import JobStandard, read_job_standard
 from nullius_core.run.held import HELD_KIND, Scored, rewrite_job, score_kept
 from nullius_core.run.hold import HELD, SCORE_INPUT
 from nullius_core.run.lone_driver import prepared_driver
-from nullius_core.run.prepare import Prepared, RunRefused
+from nullius_core.run.prepare import Prepared
 from nullius_core.run.progress import Progress
 from nullius_core.run.rescore_judge import RescoreJudge, judge_for, judging
 from nullius_core.run.spec import RunSpec

@@ -20,44 +20,21 @@ from typing import Any
 
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.dockercli import DockerError
-from nullius_core.processes import CappedCopy, CappedLog, start_process
+from nullius_core.processes import CappedCopy, GroupProcess
 
-LINE_LIMIT = 64 * 1024 * 1024
+LINE_LIMIT = 64 * 1024 * 1024  # an ACP line may be as long as on this machine (boxegress reads it too)
 GRACE = 3.0
 
 
-class _Attached:
-    """A docker client attached to what runs inside: its stdio is the agent's, its stderr the trial's agent/stderr.txt (capped)."""
+class _Attached(GroupProcess):
+    """A docker client attached to what runs inside: its stdio is the agent's, its stderr the trial's agent/stderr.txt (capped).
 
-    def __init__(self, proc: asyncio.subprocess.Process, stderr: CappedCopy):
-        self._proc = proc
-        self._stderr = stderr
-        assert proc.stdin is not None and proc.stdout is not None
-        self.stdin = proc.stdin
-        self.stdout = proc.stdout
-        self.pid = proc.pid
+    A process of the run: a SIGKILLed run's watcher ends the client, and the container's stdin closes.
+    """
 
     @staticmethod
     async def _attach(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path) -> tuple[asyncio.subprocess.Process, CappedCopy]:
-        log = CappedLog.to_file(stderr_path, what="the agent's stderr")
-        try:
-            # a process of the run: a SIGKILLed run's watcher ends the client, and the container's stdin closes
-            proc = await start_process(
-                dockercli.docker_binary(), *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=dict(env), limit=LINE_LIMIT,
-            )
-        except BaseException:
-            log.close()
-            raise
-        assert proc.stderr is not None
-        return proc, CappedCopy(proc.stderr, log)
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    async def wait(self) -> int:
-        return await self._proc.wait()
+        return await GroupProcess.spawn([dockercli.docker_binary(), *argv], env, stderr_path)
 
     async def _settle(self) -> None:
         """The client's own end, once what it was attached to is gone (killed if it lingers)."""
