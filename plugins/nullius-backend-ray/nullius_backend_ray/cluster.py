@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 import signal
+import socket
 from typing import TYPE_CHECKING, Any
 
 from nullius_backend_ray import wire
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from nullius_backend_ray.room import RayRoom
 
 OPEN_SECONDS = 180  # a node's actor started (a worker process and its imports, on a busy node)
+PROBE_SECONDS = 10
 WATCH_EVERY = 2.0  # seconds between looks at which nodes Ray says are alive
 
 
@@ -29,6 +31,7 @@ class NoCluster(Exception):
 
 def join(address: str) -> dict[str, Any]:
     """`ray.init` at an existing cluster (never a new one); the cluster's facts."""
+    probe(address)  # before Ray's import, which takes seconds
     import ray
 
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -43,6 +46,18 @@ def join(address: str) -> dict[str, Any]:
             if signal.getsignal(sig) is not handler and handler is not None:
                 signal.signal(sig, handler)
     return {"ray": ray.__version__, "address": address, "gcs": ray.get_runtime_context().gcs_address}
+
+
+def probe(address: str) -> None:
+    """A HOST:PORT that takes no connection refuses the run at once (Ray's own join would wait minutes for it)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # `auto`, or a Ray client's ray://: Ray says itself when there is none
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        raise NoCluster(f"no Ray cluster reachable at {address!r} ({exc.strerror or exc}). Start one (ray start --head) or name "
+                        "its head: NULLIUS_RAY_ADDRESS=HOST:PORT (the head's GCS address)") from None
 
 
 def live_nodes(resource: str | None) -> list[dict[str, Any]]:
