@@ -116,6 +116,8 @@ class RayBackend:
         return room
 
     async def close(self) -> None:
+        if not self._joined:
+            return  # no cluster was joined: nothing of it to end
         import ray
 
         if self._watch is not None:
@@ -127,5 +129,4 @@ class RayBackend:
         for node in self.nodes:
             with contextlib.suppress(Exception):
                 ray.kill(node.actor)
-        if self._joined:
-            ray.shutdown()
+        ray.shutdown()

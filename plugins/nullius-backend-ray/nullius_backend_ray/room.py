@@ -30,7 +30,9 @@ from nullius_core.relay.server import new_token
 if TYPE_CHECKING:
     from nullius_backend_ray.cluster import Node
 
-CLOSE_SECONDS = 300  # the node's last records and the unit's folders, back
+CLOSE_SECONDS = 300
+AGENT_LINE_LIMIT = 64 * 1024 * 1024
+STOP_EVERY = 0.5  # the node's last records and the unit's folders, back
 
 
 class RayRoom:
@@ -53,6 +55,8 @@ class RayRoom:
         self._reading: asyncio.Future[None] | None = None
         self._lost: str | None = None
         self._sinks: dict[str, Any] = {}
+        self._stops: asyncio.Future[None] | None = None
+        self._stop_sent = 0
 
     # --- opening ---------------------------------------------------------------
 
@@ -69,6 +73,29 @@ class RayRoom:
         self.paths = PathMap([(str(self.place.workspace), reply["workspace"]), (str(self.place.home), reply["home"])])
         self.record.mkdir(parents=True, exist_ok=True)
         self._reading = asyncio.ensure_future(self._read())
+        self._stops = asyncio.ensure_future(self._forward_stops())
+
+    async def _forward_stops(self) -> None:
+        """A benchmark guard's lines in the trial's stop file, to the node's relay (which then refuses the unit's later calls).
+
+        Looked at every STOP_EVERY seconds: the guard writes here, on the driver's machine, and nothing tells the room when.
+        """
+        while self._lost is None:
+            await asyncio.sleep(STOP_EVERY)
+            with contextlib.suppress(UnitLost):
+                await self._send_stops()
+
+    async def _send_stops(self) -> None:
+        """The stop file's guard lines not sent yet (its `relay:` notes are the node relay's own)."""
+        try:
+            data = (self.record / "stop").read_bytes()
+        except FileNotFoundError:
+            return
+        whole = data[: data.rfind(b"\n") + 1]
+        lines = b"".join(line for line in whole[self._stop_sent:].splitlines(keepends=True) if not line.startswith(b"relay:"))
+        self._stop_sent = len(whole)
+        if lines:
+            await self._say({"t": "stop"}, lines)
 
     def mcp_servers(self, entries: Sequence[McpServerEntry]) -> list[McpServerEntry]:
         """The agent's own commands as they are; a benchmark's own servers would run here, which its node cannot reach."""
@@ -85,13 +112,15 @@ class RayRoom:
         data = await asyncio.to_thread(files.pack, folders)
         self.process = RayAgentProcess(self, launch.stderr)
         await self._say({"t": "files"}, data)
+        await self._send_stops()  # a guard's line from setup holds from the agent's first call
         await self._say({"t": "launch", "argv": [self.paths.text(a) for a in launch.argv], "env": self.paths.env(launch.env),
                          "cwd": self.paths.text(str(launch.cwd)), "paths": self.paths.pairs(), "reads": [str(p) for p in launch.reads]})
         reply = await self._reply({"started", "failed"})
         if reply["t"] == "failed":
             raise ValueError(f"the agent cannot start on {self.node.name}: {reply.get('error')}")
         try:
-            reader, writer = await wire.connect(self.node.host, self.node.port, self._tickets["io"])
+            # the agent's ACP lines: as long as the local backend takes them
+            reader, writer = await wire.connect(self.node.host, self.node.port, self._tickets["io"], limit=AGENT_LINE_LIMIT)
         except (OSError, asyncio.TimeoutError) as exc:
             raise self.node.lost_unit(f"{exc}") from None
         self.process.attach(reader, writer, int(reply.get("pid") or 0), self.node.runtime())
@@ -192,6 +221,8 @@ class RayRoom:
 
     async def close(self) -> None:
         """The unit's last records and its folders back from the node (before the checks read them); a lost node said so."""
+        if self._stops is not None:
+            self._stops.cancel()
         try:
             if self._lost is None and self._writer is not None:
                 with contextlib.suppress(UnitLost):

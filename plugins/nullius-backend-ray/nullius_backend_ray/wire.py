@@ -70,9 +70,10 @@ async def receive(reader: asyncio.StreamReader) -> tuple[dict[str, Any], bytes]:
     return message, data
 
 
-async def connect(host: str, port: int, ticket: str, timeout: float = HELLO_SECONDS) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A connection to a node, its ticket shown."""
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=LINE_LIMIT), timeout)
+async def connect(host: str, port: int, ticket: str, timeout: float = HELLO_SECONDS,
+                  limit: int = LINE_LIMIT) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to a node, its ticket shown (`limit`: its longest line)."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=limit), timeout)
     writer.write(ticket.encode() + b"\n")
     await writer.drain()
     return reader, writer

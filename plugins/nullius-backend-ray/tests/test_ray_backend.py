@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -155,6 +156,24 @@ def test_a_run_with_no_cluster_at_its_address_is_refused_saying_so(world):
     assert result.code == 2, result.output
     assert f"no Ray cluster reachable at '{dead}'" in result.stderr and "Traceback" not in result.stderr
     assert not (Path(env["NULLIUS_JOBS_DIR"]) / "nowhere").exists()
+
+
+def test_a_guards_stop_line_reaches_the_nodes_relay_and_refuses_the_agents_calls(world, tmp_path):
+    """The core's `faulty` benchmark, mode=guarded: its setup writes a guard's line; the node's relay refuses every call."""
+    env, fake = world
+    catalogue = tmp_path / "catalogue"
+    shutil.copytree(REPO / "tests" / "fixtures" / "catalogue", catalogue)
+    fake.clear()
+    ran = run_cli(["run", "faulty", "scripted", "--model", "fake-1", "--provider", "openai-compatible", "--base-url", fake.openai_base_url,
+                   "--unsandboxed", "--backend", "ray", "--job-name", "guarded", "--limit", "2", "--bench-option", "mode=guarded"],
+                  {**env, "NULLIUS_CATALOGUE": str(catalogue)}, timeout=RUN_SECONDS)
+    assert ran.code == 0, ran.output
+    assert fake.requests == []  # refused on the node, unsent
+    for name, result in trials(Path(env["NULLIUS_JOBS_DIR"]) / "guarded").items():
+        assert result["standard"]["stopped"] == "guard: the unit's answer was given away"
+        calls = [json.loads(line) for line in (Path(env["NULLIUS_JOBS_DIR"]) / "guarded" / name / "agent" / "calls.jsonl").read_text().splitlines()]
+        assert calls and all(c["status"] == 403 and c["refused"].startswith("stopped: guard:") for c in calls)
+    fake.use(SCRIPT)
 
 
 def wait_for(what: str, check, seconds: float = RUN_SECONDS):
