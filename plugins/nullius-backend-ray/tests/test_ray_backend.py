@@ -176,6 +176,18 @@ def test_a_guards_stop_line_reaches_the_nodes_relay_and_refuses_the_agents_calls
     fake.use(SCRIPT)
 
 
+def test_the_ray_backend_keeps_the_backend_contract_but_the_workspace_seen_while_the_agent_runs(cluster, world, tmp_path,
+                                                                                                 monkeypatch):
+    """Every rule but one: the agent's files come back when its room closes (before the checks), not while it runs."""
+    from nullius_backend_ray.backend import RayBackend
+    from nullius_core.testing.backend_contract import check_backend
+
+    env, _ = world
+    monkeypatch.setenv("NULLIUS_RAY_ADDRESS", cluster.address)
+    assert check_backend(RayBackend, tmp_path, env) == ["what the agent wrote in its working folder is not in the unit's workspace here"]
+    assert (tmp_path / "job" / "u0000" / "workspace" / "contract.txt").read_text() == "hello from the engine\n"  # back once closed
+
+
 def wait_for(what: str, check, seconds: float = RUN_SECONDS):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -230,10 +242,12 @@ def test_a_killed_node_loses_only_its_units_in_flight_and_resume_runs_them_again
 
 def test_the_key_is_nowhere_in_rays_folders_nor_the_nodes(cluster, world):
     """After every run of the module: Ray's session folder (logs, spilled objects, runtime env files) and each node's TMPDIR."""
+    from nullius_core.testing.backend_contract import KEY as CONTRACT_KEY  # the contract's run sent its own
+
     found = []
     for path in cluster.root.rglob("*"):
         try:
-            if path.is_file() and not path.is_symlink() and KEY.encode() in path.read_bytes():
+            if path.is_file() and not path.is_symlink() and any(k.encode() in path.read_bytes() for k in (KEY, CONTRACT_KEY)):
                 found.append(str(path))
         except OSError:
             continue
