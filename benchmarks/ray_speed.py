@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -96,6 +97,7 @@ def main() -> None:
     finally:
         cluster.stop()
         cluster.remove()
+        shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(report, indent=2))
 
 

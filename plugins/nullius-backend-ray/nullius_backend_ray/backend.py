@@ -96,8 +96,9 @@ class RayBackend:
         if environment is not None and participant != "control" and not environment.definition.local_ok:
             raise ValueError(f"the environment {environment.name!r} runs only on a backend with images (its local_ok is false): "
                              "use --backend docker")
-        if handout is not None and (handout.values or handout.files):
-            raise ValueError("the unit's environment hands its agent licences, which the ray backend does not carry to a node yet")
+        if handout is not None and (handout.files or handout.servers):  # a value goes in the agent's environment, as on local
+            raise ValueError("the unit's environment hands its agent licence files or servers, which the ray backend does not "
+                             "carry to a node yet")
         return attrs.evolve(place, environment=environment)
 
     def capability_launch(self, launch: Any, reads: Any, unit: str) -> Any:
