@@ -7,6 +7,6 @@ tail. A plugin imports what it needs from this package.
 """
 
 from nullius_core.processes.capped import CappedCopy, CappedLog
-from nullius_core.processes.lifetime import current, end_process, kill_process, start_process
+from nullius_core.processes.lifetime import Lifetime, current, end_process, kill_process, start_process
 
-__all__ = ["CappedCopy", "CappedLog", "current", "end_process", "kill_process", "start_process"]
+__all__ = ["CappedCopy", "CappedLog", "Lifetime", "current", "end_process", "kill_process", "start_process"]

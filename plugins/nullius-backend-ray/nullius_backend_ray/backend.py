@@ -54,15 +54,21 @@ class RayBackend:
         actors = [NodeSide.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(token)
                   for n in found]
         context.progress.stage("install", ray=self.facts["gcs"], nodes=len(found), state="starting")
-        try:
-            opened = await asyncio.to_thread(ray.get, [a.open.remote() for a in actors], timeout=cluster.OPEN_SECONDS)
-        except Exception as exc:  # noqa: BLE001 - a node that cannot host units refuses the run, saying which error
-            raise cluster.NoCluster(f"the Ray cluster's nodes did not start the run's actors: {type(exc).__name__}: {exc}") from None
+        # each node on its own: one Ray still lists but has just lost (its heartbeats not yet missed) is left out, said so
+        opened = await asyncio.gather(*(asyncio.to_thread(ray.get, a.open.remote(), timeout=cluster.OPEN_SECONDS) for a in actors),
+                                      return_exceptions=True)
+        failed = []
         for facts, actor, reply in zip(found, actors, opened):
+            if isinstance(reply, BaseException):
+                failed.append(f"{facts.get('NodeManagerAddress')} ({facts['NodeID'][:12]}): {type(reply).__name__}: {str(reply).splitlines()[0]}")
+                continue
             node = cluster.Node(facts, actor, reply)
             await node.connect(reply["ticket"])
             self.nodes.append(node)
-        context.progress.stage("install", ray=self.facts["gcs"], nodes=len(self.nodes), state="ready")
+        if not self.nodes:
+            raise cluster.NoCluster("no node of the Ray cluster started the run's actor: " + "; ".join(failed))
+        context.progress.stage("install", ray=self.facts["gcs"], nodes=len(self.nodes), state="ready",
+                               left_out="; ".join(failed) or None)
         self._watch = asyncio.ensure_future(self._watch_nodes())
 
     async def _watch_nodes(self) -> None:

@@ -44,7 +44,7 @@ class NodeSide:
 
     async def open(self) -> dict[str, Any]:
         """The node's folder, its listener and its lifetime; the channel's ticket, for the driver alone."""
-        from nullius_core.processes.lifetime import Lifetime
+        from nullius_core.processes import Lifetime
 
         context = ray.get_runtime_context()
         node_id = context.get_node_id()
@@ -99,20 +99,12 @@ class NodeSide:
         """The node's relay, the provider's key in it (received on the channel, kept in memory alone)."""
         if self.relay is not None:
             return
-        from nullius_core.relay import upstreams
-        from nullius_core.relay.server import Relay, Upstream
-        from nullius_core.secret_names import without_secrets
-        from nullius_core.session import Session
+        from nullius_core.node_relay import start_node_relay
 
-        session = await asyncio.to_thread(Session, env=without_secrets(os.environ))
-        provider = session.providers.get(message["provider"])
-        if provider is None:
-            raise ValueError(f"the provider {message['provider']!r} is not installed on this node")
-        upstream = Upstream(provider=provider, base_url=message["base_url"], key=message.get("key"))
-        relay = Relay(upstream, upstreams.apis(session, upstream), keep_bodies=bool(message.get("keep_bodies", True)),
-                      pins=message.get("pins") or {})
+        # the node's loopback: its own agents reach it, nothing else
+        relay = await start_node_relay(message["provider"], message["base_url"], message.get("key"), pins=message.get("pins"),
+                                       keep_bodies=bool(message.get("keep_bodies", True)))
         relay.watchers.append(self._recorded)
-        await relay.start("127.0.0.1", 0)  # the node's loopback: its own agents reach it, nothing else
         self.relay = relay
 
     def _recorded(self, record: dict[str, Any]) -> None:

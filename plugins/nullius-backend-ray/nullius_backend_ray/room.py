@@ -25,7 +25,7 @@ from nullius_backend_ray.process import RayAgentProcess
 from nullius_core.contracts.agent import AgentLaunch, McpServerEntry
 from nullius_core.contracts.backend import RouteOptions, UnitPlace
 from nullius_core.contracts.lost import UnitLost
-from nullius_core.relay.server import new_token
+from nullius_core.node_relay import new_token
 
 if TYPE_CHECKING:
     from nullius_backend_ray.cluster import Node
