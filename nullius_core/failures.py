@@ -96,6 +96,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("DriverTurnError", Phase.DRIVER, "the driver's turn failed"),
     _kind("ProduceError", Phase.DRIVER, "the capability benchmark's produce failed"),
     _kind("CapabilityError", Phase.DRIVER, "the capability's driver failed"),
+    _kind("NodeLostError", Phase.INFRASTRUCTURE, "the cluster's node that ran the unit's agent was lost while it ran (the ray "
+          "backend): what it did there is gone; `--resume` runs it again", **_OUTSIDE),
     _kind("CauseUnknownError", Phase.INFRASTRUCTURE, "Nullius itself failed on this unit (its traceback is in exception.txt)"),
     _kind("ReplayDiverged", Phase.RUN, "a replay (nullius replay) met a call whose request differs from the recorded one: the unit "
           "ends there, unscored; its result.json says which call and which fields", outcome="diverged", **_OUTSIDE),

@@ -8,8 +8,8 @@ variable that carries a launch's marker. A plugin imports what it needs from thi
 """
 
 from nullius_core.processes.capped import CappedCopy, CappedLog
-from nullius_core.processes.lifetime import current, end_process, kill_process, start_process
+from nullius_core.processes.lifetime import Lifetime, current, end_process, kill_process, start_process
 from nullius_core.processes.proctable import MARKER
 from nullius_core.processes.group import GroupProcess  # noqa: E402 - after lifetime, which it uses
 
-__all__ = ["MARKER", "CappedCopy", "CappedLog", "GroupProcess", "current", "end_process", "kill_process", "start_process"]
+__all__ = ["MARKER", "CappedCopy", "CappedLog", "GroupProcess", "Lifetime", "current", "end_process", "kill_process", "start_process"]

@@ -16,6 +16,7 @@ import attrs
 
 from nullius_core.contracts.backend import Backend, commit_setup
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
+from nullius_core.contracts.lost import UnitLost
 from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve, read_step_solves
 from nullius_core.failures import KINDS
 from nullius_core.fsutil import read_json_lines
@@ -248,6 +249,8 @@ async def _answer(facts: RunFacts, work: Work, ran: Ran, trial: TrialDir, driver
             raise TrialError("HealthcheckError", str(exc)) from None
         except NotRun as exc:
             raise TrialError("EnvironmentSetupError", str(exc)) from None
+        except UnitLost as exc:  # the backend's node went while the agent ran there
+            raise TrialError(UnitLost.kind, str(exc)) from None
         except (ValueError, OSError) as exc:  # the agent could not even start: the unit's setup failed
             raise TrialError("EnvironmentSetupError", f"{type(exc).__name__}: {exc}") from None
         except TurnError as exc:

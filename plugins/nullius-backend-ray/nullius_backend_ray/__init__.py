@@ -1,0 +1,1 @@
+"""The Nullius ray backend."""
