@@ -40,6 +40,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.processes", "`start_process`, `end_process`, `kill_process`, `current`, `CappedLog`, `CappedCopy`, `GroupProcess`, `MARKER`: a process of the run (it dies with the run), its stderr kept capped; an agent as a process group; `Lifetime`: a lifetime of one's own, for a process that starts others away from the run (a backend's node: its watcher ends them when that process dies)"),
     PublicModule("nullius_core.sandbox", "`mounts` (the folders a sandbox shows), `door` (`McpListeners`, `tcp_behind`, `pipe_both`, `BRIDGE`): what a backend that isolates an agent shares", whole=True),
     PublicModule("nullius_core.node_relay", "`start_node_relay`, `new_token`: a relay of the run started where a backend runs its units (the ray backend's nodes), given the provider and its key in memory"),
+    PublicModule("nullius_core.failures", "`OUTCOMES` (the outcomes a trial may have), `KINDS` and `kind_of` (the table of failure kinds): for a plugin that reads or shows jobs"),
     PublicModule("nullius_core.links", "`noted`: a link not copied out of a workspace or container, noted as the core notes the workspace's"),
     PublicModule("nullius_core.logs", "`get_logger(name)`: a logger whose lines go to stderr in the command's `--log-format` (a plugin logs through it, never structlog's unconfigured default, which prints to stdout)"),
     PublicModule("nullius_core.paths", "`Paths`: where Nullius keeps installs, images, jobs and the user catalogue"),
