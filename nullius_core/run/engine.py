@@ -75,6 +75,7 @@ class Engine:
         self._meter: CostMeter | None = None
         self._units_task: asyncio.Task[Any] | None = None
         self._bench_relay: Relay | None = None  # the run's own relay for a driver that embeds (needs.embeddings)
+        self._relay: Relay | None = None  # the agent's relay once started: stopped at the end even when the backend refused the run
 
     # --- the whole run -----------------------------------------------------
 
@@ -144,8 +145,8 @@ class Engine:
             await asyncio.shield(self._close(backend))
             licences.remove()
             remove_run(job.name)
-            if relay is not None:
-                await asyncio.shield(relay.stop())
+            if self._relay is not None:
+                await asyncio.shield(self._relay.stop())
             if self._bench_relay is not None:
                 await asyncio.shield(self._bench_relay.stop())
             if served is not None:
@@ -171,6 +172,7 @@ class Engine:
         self._meter = budget.open_meter(self.session.paths, prepared, self.spec.model, self.spec.max_cost, self._over_budget, RunRefused)
         if prepared.relay_upstream is not None:
             prepared, relay = await self._start_relay(prepared, served)
+            self._relay = relay
             upstream = prepared.relay_upstream
             self._watch = ProviderWatch(upstream.provider.name, upstream.base_url, self.progress.stage, relay.cleaner.text,
                                         gated=prepared.bench.standard.gated)

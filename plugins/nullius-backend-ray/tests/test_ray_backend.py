@@ -155,6 +155,7 @@ def test_a_run_with_no_cluster_at_its_address_is_refused_saying_so(world):
     result = run_cli(agent_run(fake, "--limit", "1", "--job-name", "nowhere"), {**env, "NULLIUS_RAY_ADDRESS": dead}, timeout=RUN_SECONDS)
     assert result.code == 2, result.output
     assert f"no Ray cluster reachable at '{dead}'" in result.stderr and "Traceback" not in result.stderr
+    assert "Unclosed" not in result.output  # the run's relay, started before the backend refused, is stopped
     assert not (Path(env["NULLIUS_JOBS_DIR"]) / "nowhere").exists()
 
 
