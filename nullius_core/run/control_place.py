@@ -39,12 +39,12 @@ def commit(place: UnitPlace, bare: bool) -> None:
 
 
 def tidy(trial: TrialDir, place: Any, bare: bool, scored: bool) -> None:
-    """At a control's trial's end: its workspace removed when nothing was written into it, else made a repository;
-    an unscored trial's verifier/ removed when the driver wrote nothing there."""
-    if not scored:
-        _remove_if_empty(str(trial.verifier))
+    """At the end of a control's trial in a bare place: its workspace removed when nothing was written into it, else made a
+    repository; an unscored trial's verifier/ removed when the driver wrote nothing there."""
     if not bare or place is None:
         return
+    if not scored:
+        _remove_if_empty(str(trial.verifier))
     workspace = str(place.workspace)
     if _holds_anything(place.workspace):
         if not os.path.isdir(f"{workspace}/.git"):

@@ -208,6 +208,8 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
     prepared = facts.prepared
     place, ran.bare = await control_place.open_place(backend, trial, facts.control is not None)
     ran.place = place
+    if not ran.bare:  # a backend's own place (a task's box writes into agent/ and verifier/): every folder, as for an agent
+        trial.make()
     if place.sandbox is not None:  # the backend's throwaway container for what the agent left
         ran.base = {**ran.base, "sandbox": place.sandbox}
     setup = await _call(driver, "setup", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
