@@ -46,7 +46,8 @@ def test_oracle_and_nop_make_complete_jobs(env, tmp_path):
         assert trial["standard"]["outcome"] == "passed" and trial["agent_info"]["name"] == "oracle"
         assert (job / name / "verifier" / "reward.txt").read_text() == "1\n"
         assert json.loads((job / name / "verifier" / "score.json").read_text())["passed"] is True
-        assert (job / name / ".work" / "workspace" / ".git" / "HEAD").exists()
+        assert not (job / name / ".work").exists()  # nothing was written into its workspace: a control keeps none (control_place.py)
+        assert sorted(p.name for p in (job / name).iterdir()) == ["agent", "config.json", "result.json", "trial.log", "verifier"]
         assert f"unit={name}" in (job / name / "trial.log").read_text()  # the driver's stderr, per unit
     summary = json.loads((job / "result.json").read_text())
     assert summary["stats"]["evals"]["oracle__test"]["metrics"] == [{"mean": 1.0}]

@@ -60,9 +60,10 @@ def write_trial_lock(trial: TrialDir, config: TrialConfig, task: dict[str, str],
 def write_job_lock(job: JobDir, concurrency: int) -> None:
     """The job's JobLock from its trials' own locks, when any trial has one (Harbor's trials match the job's entries)."""
     trials = []
-    for trial in job.trials():
+    for name in job.trial_names():  # names, not a Path each: a job of 100,000 trials is scanned, never held
         try:
-            trials.append(json.loads((trial.path / LOCK).read_text()))
+            with open(f"{job.path}/{name}/{LOCK}", encoding="utf-8") as handle:
+                trials.append(json.load(handle))
         except FileNotFoundError:
             continue
     if not trials:

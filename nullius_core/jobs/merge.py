@@ -22,7 +22,8 @@ from typing import Any
 
 import attrs
 
-from nullius_core.jobs.job_result import job_result
+from nullius_core.jobs.job_result import tallied
+from nullius_core.jobs.tally import Tally
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
@@ -91,8 +92,8 @@ def absent_shards(stds: list[JobStandard]) -> list[int] | None:
 MAX_LISTED = 1000
 
 
-def check(jobs: list[JobDir], force: bool) -> list[str]:
-    """Every reason to refuse; raises at once for what --force cannot allow."""
+def check(jobs: list[JobDir], force: bool, tally: Tally | None = None) -> list[str]:
+    """Every reason to refuse; raises at once for what --force cannot allow. Each trial's result read goes into `tally`."""
     configs = _standards(jobs)
     problems: list[str] = []
     first = configs[0]
@@ -116,6 +117,8 @@ def check(jobs: list[JobDir], force: bool) -> list[str]:
             result = trial.read_result()
             if result is None:
                 continue
+            if tally is not None:
+                tally.add(result)
             unit_attempt = trial.name
             if unit_attempt in seen:
                 raise MergeRefused(f"refused: two trials of one unit: {unit_attempt} is in {seen[unit_attempt]} and in {job.name}")
@@ -143,9 +146,10 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
             raise MergeRefused(f"refused: {job.path} is not a job (no config.json)")
     if out.exists():
         raise MergeRefused(f"refused: {out} exists already")
-    despite = check(jobs, force)
     configs = [j.read_config() for j in jobs]
     stds = _standards(jobs)
+    tally = Tally(stds[0].kind, per_unit=any(s.repeat > 1 for s in stds))  # one attempt a unit: trial names are units, unique
+    despite = check(jobs, force, tally)
     options = [s.options for s in stds]
     std = attrs.evolve(
         stds[0],
@@ -171,39 +175,36 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     merged["jobs_dir"] = str(out.parent)
     target = JobDir(out)
     out.mkdir(parents=True)
-    results = []
     for job in jobs:
-        for trial in job.trials():
-            _link_tree(trial.path, out / trial.name)
-            result = trial.read_result()
-            if result is not None:
-                results.append(result)
+        for name in job.trial_names():
+            _link_tree(f"{job.path}/{name}", f"{out}/{name}")
     target.write_config(merged)
     write_job_lock(target, merged.get("n_concurrent_trials") or 1)
     planned = len(std.planned_trials)
     absent = absent_shards(stds)
     # the shards' trials, summed as a run's are: a merge of every planned trial of every shard is a finished run's
-    whole = len(results) == planned and not absent
+    whole = tally.completed == planned and not absent
     bench_calls = [c for job in jobs for c in read_json_lines(job.path / BENCH_RECORD / "calls.jsonl")]
-    result = job_result(std, results, planned, final=True, state="finished" if whole else "incomplete",
-                        started_at=min(s.created_at for s in stds), bench_calls=bench_calls or None)
+    result = tallied(std, tally, planned, final=True, state="finished" if whole else "incomplete",
+                     started_at=min(s.created_at for s in stds), bench_calls=bench_calls or None)
     if absent:
         result["standard"]["absent_shards"] = absent
     target.write_result(result)
     return result
 
 
-def _link_tree(source: Path, target: Path) -> None:
-    for folder, _, files in os.walk(source):
-        rel = Path(folder).relative_to(source)
-        (target / rel).mkdir(parents=True, exist_ok=True)
-        for name in files:
-            src = Path(folder) / name
-            dst = target / rel / name
-            if src.is_symlink():
-                dst.symlink_to(os.readlink(src))
-                continue
-            try:
-                os.link(src, dst)
-            except OSError:  # another filesystem: a copy is the only way
-                shutil.copy2(src, dst)
+def _link_tree(source: str, target: str) -> None:
+    """`source`'s files hard-linked under `target` (a link kept a link), folder by folder: one scan of each folder."""
+    os.mkdir(target)
+    with os.scandir(source) as entries:
+        for entry in entries:
+            src, dst = entry.path, f"{target}/{entry.name}"
+            if entry.is_symlink():
+                os.symlink(os.readlink(src), dst)
+            elif entry.is_dir():
+                _link_tree(src, dst)
+            else:
+                try:
+                    os.link(src, dst)
+                except OSError:  # another filesystem: a copy is the only way
+                    shutil.copy2(src, dst)

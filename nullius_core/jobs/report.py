@@ -73,6 +73,24 @@ def trial_results(job: JobDir) -> list[dict[str, Any]]:
     return out
 
 
+def _ran_and_slowest(job: JobDir) -> tuple[int, tuple[str, float] | None]:
+    """How many trials have a result, and the slowest of them (the first of equals, in name order)."""
+    ran, slowest = 0, None
+    for name in job.trial_names():
+        try:
+            with open(f"{job.path}/{name}/result.json", encoding="utf-8") as handle:
+                result = json.load(handle)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            continue
+        ran += 1
+        seconds = _seconds(result.get("started_at"), result.get("finished_at"))
+        if seconds is not None and (slowest is None or seconds > slowest[1]):
+            slowest = (result["trial_name"], seconds)
+    return ran, slowest
+
+
 def report(folder: Path) -> Report:
     """The job in `folder` read back; ValueError when it is not a job (no config.json, or a result.json that is not one)."""
     job = JobDir(folder)
@@ -82,14 +100,12 @@ def report(folder: Path) -> Report:
     result = json.loads(job.result_file.read_text(encoding="utf-8")) if job.result_file.is_file() else {}
     summary = result.get("standard") or {}
     stats = result.get("stats") or {}
-    trials = trial_results(job)
+    ran, slowest = _ran_and_slowest(job)  # one trial's record at a time: a job of 100,000 trials is never held whole
     planned = len(std.planned_trials) or int(result.get("n_total_trials") or 0)
     outcomes = {k: int(summary.get(k) or 0) for k in ("passed", "failed", "scored", "errored") if k in summary}
     outcomes["left out"] = int(summary.get("left_out") or 0)
-    outcomes["not run"] = max(planned - len(trials), 0)
+    outcomes["not run"] = max(planned - ran, 0)
     errors = {name: (n, kind.phase.value if (kind := kind_of(name)) else "?") for name, n in (summary.get("errors") or {}).items()}
-    timed = [(t["trial_name"], s) for t in trials if (s := _seconds(t.get("started_at"), t.get("finished_at"))) is not None]
-    slowest = max(timed, key=lambda pair: pair[1]) if timed else None
     ci = summary.get("mean_ci95")
     return Report(
         job=folder,
@@ -102,7 +118,7 @@ def report(folder: Path) -> Report:
         planned=planned,
         outcomes=outcomes,
         errors=errors,
-        mean=summary.get("mean") if summary.get("in_mean", len(trials)) else None,
+        mean=summary.get("mean") if summary.get("in_mean", ran) else None,
         mean_ci95=(float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
         in_mean=int(summary.get("in_mean", 0)),
         tokens={"input": stats.get("n_input_tokens"), "output": stats.get("n_output_tokens"), "cached": stats.get("n_cache_tokens")},

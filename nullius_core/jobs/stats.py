@@ -235,12 +235,20 @@ def interval(rewards: list[float], mean: float, kind: str) -> list[float] | None
     n = len(rewards)
     if n < 2:
         return None
-    z = 1.959964
     if kind == "pass" and all(r in (0.0, 1.0) for r in rewards):
-        p = sum(rewards) / n
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+        return wilson(sum(rewards), n)
     sd = sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
-    half = z * sd / sqrt(n)
+    half = Z * sd / sqrt(n)
     return [round(mean - half, 4), round(mean + half, 4)]
+
+
+Z = 1.959964
+
+
+def wilson(passed: float, n: int) -> list[float]:
+    """Wilson's 95% interval of `passed` successes out of `n`."""
+    z = Z
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]

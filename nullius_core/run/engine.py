@@ -8,6 +8,7 @@ says it was cancelled; `--resume` finishes it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import shutil
 import signal
 import tempfile
@@ -23,7 +24,8 @@ from nullius_core.contracts.backend import Backend, RunContext, missing_methods
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.fsutil import read_json_lines
-from nullius_core.jobs.job_result import job_result
+from nullius_core.jobs.job_result import tallied
+from nullius_core.jobs.tally import Tally
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
@@ -66,7 +68,9 @@ class Engine:
         self.session = session
         self.spec = spec
         self.progress = progress or Progress()
-        self.results: dict[str, dict[str, Any]] = {}
+        self._tally: Tally | None = None  # the results so far, as running figures (jobs/tally.py): no trial's record is held
+        self._waiting: dict[str, dict[str, Any]] = {}  # rate-limited trials to run again: their first results stand until then
+        self._in_flight: set[str] = set()  # the trials running now
         self._drivers: list[Driver] = []
         self._spare: Driver | None = None
         self._last_result = 0.0
@@ -208,6 +212,7 @@ class Engine:
             if prepared.folder is not None:  # what the folder held when the job ran: `sha256sum -c` checks it
                 (job.path / MANIFEST).write_text(prepared.folder.manifest())
         std = self._standard_of(job, config)
+        self._tally = Tally(std.kind, per_unit=std.repeat > 1)  # one attempt a unit: pass@k, pass^k and attempts are empty
         if resuming and prepared.folder is not None and changed(prepared.folder, std.dataset_sha256):
             raise RunRefused(f"{changed(prepared.folder, std.dataset_sha256)}; resume it as it was, or run it as a new job")
         lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
@@ -294,9 +299,8 @@ class Engine:
 
     def _todo(self, job: JobDir, work: list[Work], retry_errors: bool) -> list[Work]:
         """On resume: the trials without a standing result (those that stand are this run's results already)."""
-        standing, todo = resumed_work(job, work, retry_errors)
-        self.results.update(standing)
-        return todo
+        assert self._tally is not None
+        return resumed_work(job, work, retry_errors, self._tally.add)
 
     # --- running -------------------------------------------------------------
 
@@ -309,7 +313,8 @@ class Engine:
         queue: asyncio.Queue[Work] = asyncio.Queue()
         for item in todo:
             queue.put_nowait(item)
-        done = len(self.results)
+        assert self._tally is not None
+        done = self._tally.completed
         running = 0
 
         async def worker() -> None:
@@ -329,15 +334,18 @@ class Engine:
                 if item.again:  # its rate-limited run's records go aside whole; this run's take their place
                     await asyncio.to_thread(set_aside, facts.job, item.trial_name)
                 running += 1
+                self._in_flight.add(item.trial_name)
                 facts.job.event({"type": "trial_started", "trial_name": item.trial_name, "unit": item.unit, "at": iso(utcnow())})
                 try:
                     outcome = await run_trial(facts, item, driver, backend)
                 except TrialCancelled as cancelled:
                     running -= 1
+                    self._in_flight.discard(item.trial_name)
                     done += 1
                     self._finished(facts, item, cancelled.outcome, done, total, started, running)
                     raise asyncio.CancelledError from None
                 running -= 1
+                self._in_flight.discard(item.trial_name)
                 if self._runs_again(facts, item, outcome):
                     self._said_again(facts, item, outcome, done, total)
                     queue.put_nowait(attrs.evolve(item, again=True))  # after the units waiting now: the limit may have passed
@@ -363,7 +371,7 @@ class Engine:
         return self._watch is None or self._watch.stop is None
 
     def _said_again(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int) -> None:
-        self.results[item.trial_name] = outcome.result  # stands if the run ends before it runs again
+        self._waiting[item.trial_name] = outcome.result  # stands if the run ends before it runs again
         if self._watch is not None:
             self._watch.unit(outcome.exception_type)
         facts.job.event({"type": "trial_finished", "trial_name": item.trial_name, "unit": item.unit, "outcome": outcome.outcome,
@@ -373,14 +381,19 @@ class Engine:
                             cause=first_line(outcome.result))
 
     def _collect_cancelled(self, facts: RunFacts) -> None:
-        for trial in facts.job.trials():
-            if trial.name not in self.results:
-                result = trial.read_result()
-                if result is not None:
-                    self.results[trial.name] = result
+        """The trials cancelled in flight whose records were written but not counted yet."""
+        assert self._tally is not None
+        for name in sorted(self._in_flight):
+            result = facts.job.trial(name).read_result()
+            if result is not None:
+                self._waiting.pop(name, None)
+                self._tally.add(result)
+        self._in_flight.clear()
 
     def _finished(self, facts: RunFacts, item: Work, outcome: TrialOutcome, done: int, total: int, started: datetime, running: int) -> None:
-        self.results[item.trial_name] = outcome.result
+        assert self._tally is not None
+        self._waiting.pop(item.trial_name, None)  # its run again ended: this result takes the first one's place
+        self._tally.add(outcome.result)
         if self._watch is not None:
             was = self._watch.stop
             self._watch.unit(outcome.exception_type)
@@ -429,8 +442,13 @@ class Engine:
                       reason: str | None = None) -> dict[str, Any]:
         meter = self._meter
         budget = {"max_cost_usd": meter.limit, "stopped": meter.stopped} if meter is not None else None
-        result = job_result(std, list(self.results.values()), total, running=running, final=final, state=state, reason=reason, budget=budget,
-                            bench_calls=read_json_lines(job.path / BENCH_RECORD / "calls.jsonl") if self._bench_relay else None)
+        tally = self._tally or Tally(std.kind)
+        if self._waiting:  # a rate-limited trial's first result stands until its run again ends: counted in a copy
+            tally = copy.deepcopy(tally)
+            for result in self._waiting.values():
+                tally.add(result)
+        result = tallied(std, tally, total, running=running, final=final, state=state, reason=reason, budget=budget,
+                         bench_calls=read_json_lines(job.path / BENCH_RECORD / "calls.jsonl") if self._bench_relay else None)
         job.write_result(result)
         self._last_result = time.monotonic()
         return result

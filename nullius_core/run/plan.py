@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +15,19 @@ from nullius_core.run.unit import Work
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def resumed_work(job: JobDir, work: list[Work], retry_errors: bool) -> tuple[dict[str, dict[str, Any]], list[Work]]:
-    """The results that stand (failures.stands_on_resume), by trial, and the trials to run; earlier attempts are moved aside."""
-    standing: dict[str, dict[str, Any]] = {}
+def resumed_work(job: JobDir, work: Iterable[Work], retry_errors: bool, stands: Callable[[dict[str, Any]], None]) -> list[Work]:
+    """The trials to run; each result that stands (failures.stands_on_resume) is handed to `stands`, never kept here, and
+    earlier attempts are moved aside."""
     todo = []
     for item in work:
         trial = job.trial(item.trial_name)
         result = trial.read_result()
         if result is not None and stands_on_resume(result, retry_errors):
-            standing[item.trial_name] = result
+            stands(result)
             continue
         set_aside(job, item.trial_name)
         todo.append(item)
-    return standing, todo
+    return todo
 
 
 def set_aside(job: JobDir, trial_name: str) -> Path | None:

@@ -19,7 +19,7 @@ from nullius_core.contracts.licences import Handout
 from nullius_core.failures import kind_of
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, verifier_text
-from nullius_core.jobs.layout import TrialDir
+from nullius_core.jobs.layout import TrialDir, real_folder
 from nullius_core.jobs.locks import write_trial_lock
 from nullius_core.jobs.replay_proof import trial_replay
 from nullius_core.jobs.records import ExceptionInfo, StepResult, Timing, TrialConfig, TrialResult, VerifierResult, dump, iso, utcnow
@@ -66,6 +66,7 @@ class Ran:
     agent_failure: ExceptionInfo | None = None  # a timed-out agent: still scored, its timeout recorded
     voices: dict[str, dict[str, str]] = attrs.field(factory=dict)  # the unit's simulator and judge routes, as the driver gets them
     stopped: str | None = None  # a benchmark guard's line in the stop file: the participant's later calls were refused
+    bare: bool = False  # a control's place of a workspace folder alone (run/control_place.py)
 
 
 def error_info(kind: str, message: str, trace: str) -> ExceptionInfo:
@@ -88,7 +89,7 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         id=str(uuid.uuid4()),
         task_name=ran.task.get("name") or work.unit,
         trial_name=work.trial_name,
-        trial_uri=trial.path.resolve().as_uri(),
+        trial_uri=(real_folder(facts.job.path) / trial.name).as_uri(),
         task_id={"path": ran.task.get("path") or f"{prepared.entry.key}/{work.unit}"},
         source=prepared.dataset_name,
         task_checksum=ran.task.get("checksum") or hashlib.sha256(f"{facts.standard.dataset_sha256 or prepared.entry.key}:{work.unit}".encode()).hexdigest(),
@@ -104,7 +105,8 @@ def write_trial(facts: RunFacts, work: Work, trial: TrialDir, config: TrialConfi
         agent_execution=timings.get("agent_execution"),
         verifier=timings.get("verifier"),
         step_results=_step_results(ran),
-        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial), served=_served(facts, trial),
+        standard=attrs.evolve(_own(facts, work, ran, outcome, passed, parts), routes=_routes(trial) if facts.relay else None,
+                              served=_served(facts, trial) if facts.relay else None,  # no relay, no route: nothing to read
                               replay=_replay(facts, trial)),
     )
     record = dump(result)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nullius_core.contracts.backend import Backend, commit_setup
+from nullius_core.contracts.backend import Backend
 from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.lost import UnitLost
 from nullius_core.contracts.own_image import NotReady, NotRun, OwnImageProblem, VerifyProblem, read_solve, read_step_solves
 from nullius_core.failures import KINDS
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.harbor import Phases, environment_of
-from nullius_core.jobs.layout import JobDir, TrialDir
+from nullius_core.jobs.layout import JobDir, TrialDir, real_folder
 from nullius_core.jobs.standard import JobStandard, TrialStandard
 from nullius_core.jobs.records import (
     TrialConfig,
@@ -30,7 +30,7 @@ from nullius_core.jobs.records import (
 )
 from nullius_core.links import take_out
 from nullius_core.relay.records import keep_record
-from nullius_core.run import environments
+from nullius_core.run import control_place, environments
 from nullius_core.run.agent_unit import converse
 from nullius_core.run.turns import TurnError
 from nullius_core.run.capability_unit import CapabilityFailed, CapabilityRun, produce
@@ -142,18 +142,22 @@ def trial_config(facts: RunFacts, work: Work) -> TrialConfig:
 
 async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backend) -> TrialOutcome:
     trial = facts.job.trial(work.trial_name)
-    trial.make()
+    control = facts.control is not None
+    trial.make(folders=not control)  # a control's folders come with their first file (control_place.py)
+    if control:
+        trial.verifier.mkdir(exist_ok=True)  # the driver may write there from setup on; removed at the end if it stays empty
     config = trial_config(facts, work)
     trial.write_json("config.json", dump(config))
     driver.log_to(trial.log)
     started = utcnow()
+    real = real_folder(facts.job.path) / trial.name
     # `verifier`: the trial's folder for the check's own records (a kit's MCP call log), outside the workspace
-    base = {"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": str(trial.verifier.resolve())}
+    base = {"unit": work.unit, "dataset": facts.prepared.dataset_name, "verifier": f"{real}/verifier"}
     if facts.prepared.bench.limits.attempts:  # the upstream tells attempts apart: every op about the unit says which
         base["attempt"] = work.attempt
     if facts.relay is not None:  # where a benchmark's guard writes a line to stop the participant's later calls (the relay's stop file)
         (trial.work / "relay").mkdir(parents=True, exist_ok=True)
-        base["stop"] = str((trial.work / "relay" / "stop").resolve())
+        base["stop"] = f"{real}/.work/relay/stop"
     ran = Ran(started=started, phases=Phases(started), base=base)
     cancelled = False
     try:
@@ -193,6 +197,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     ran.phases.end(finished)  # the phase a failure cut short ends where the trial did
     ran.exception = ran.exception or ran.agent_failure  # a timed-out agent is still scored, and its timeout recorded
     outcome = write_trial(facts, work, trial, config, ran, finished)
+    if control:
+        control_place.tidy(trial, ran.place, ran.bare, scored=outcome.reward is not None)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
@@ -201,7 +207,10 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
 async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, backend: Backend) -> dict[str, Any]:
     """The unit's place, the driver's `setup` (committed), the unit's environment: the setup reply."""
     prepared = facts.prepared
-    place = ran.place = await backend.prepare_unit(trial.workspace, trial.home)
+    place, ran.bare = await control_place.open_place(backend, trial, facts.control is not None)
+    ran.place = place
+    if not ran.bare:  # a backend's own place (a task's box writes into agent/ and verifier/): every folder, as for an agent
+        trial.make()
     if place.sandbox is not None:  # the backend's throwaway container for what the agent left
         ran.base = {**ran.base, "sandbox": place.sandbox}
     setup = await _call(driver, "setup", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
@@ -217,7 +226,7 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
     staged = getattr(prepared.agent, "staged", None)
     if staged is not None:  # in the setup's commit: the agent's changes are its own, the variant's files are not among them
         await asyncio.to_thread(staged.write_into, {"workspace": place.workspace, "home": place.home})
-    await asyncio.to_thread(commit_setup, place.workspace)
+    await asyncio.to_thread(control_place.commit, place, ran.bare)
     try:
         ran.place, ran.handout = await environments.enter(facts, backend, place, setup, trial.name)
     except environments.EnvironmentProblem as exc:

@@ -29,6 +29,11 @@ class LocalBackend:
         init_repository(workspace)
         return UnitPlace(workspace=workspace, home=home)
 
+    async def prepare_control(self, workspace: Path, home: Path) -> UnitPlace:
+        """A control's place: its workspace folder alone, a repository once something is written into it (run/control_place.py)."""
+        workspace.mkdir(parents=True, exist_ok=True)
+        return UnitPlace(workspace=workspace, home=home)
+
     async def start(self, context: RunContext) -> None:
         return None
 

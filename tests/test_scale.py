@@ -1,0 +1,149 @@
+"""A unit's cost does not grow with the units before it: a control's trial is small, result.json comes from running
+figures that say what the figures over every trial say, and what the run keeps in memory does not grow per trial."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import tracemalloc
+from pathlib import Path
+
+from conftest import ROOT
+
+from nullius_core.fsutil import read_json_lines
+from nullius_core.jobs import attempts, costs, stats
+from nullius_core.jobs.job_result import job_result
+from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.report import report
+from nullius_core.jobs.standard import standard_of
+from nullius_core.jobs.tally import Tally
+from nullius_core.testing import run_cli
+from nullius_core.testing.seeds import gsm8k_seed
+
+CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
+
+
+def _folder(trial: Path) -> tuple[int, int, int, list[str]]:
+    """Inodes (the folder's own included), bytes written, blocks allocated, and the empty folders."""
+    inodes, written, blocks, empty = 1, 0, os.lstat(trial).st_blocks, []
+    for folder, dirs, files in os.walk(trial):
+        if not dirs and not files:
+            empty.append(folder)
+        for name in dirs + files:
+            st = os.lstat(os.path.join(folder, name))
+            inodes += 1
+            blocks += st.st_blocks
+            written += st.st_size if name in files else 0
+    return inodes, written, blocks * 512, empty
+
+
+def test_a_gsm8k_oracle_trial_is_small_and_whole(env_shared_installs, tmp_path):
+    env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path)}
+    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
+    result = run_cli(["run", "gsm8k", "oracle", "--limit", "20", "-j", "2", "--job-name", "g"], env)
+    assert result.code == 0, result.output
+    job = tmp_path / "g"
+    for trial in sorted(p for p in job.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        inodes, written, allocated, empty = _folder(trial)
+        assert not empty, empty
+        assert not (trial / ".work").exists()  # GSM8K's driver writes nothing into a workspace: a control keeps none
+        assert inodes <= 10 and written <= 30_000, (trial.name, inodes, written)
+        assert allocated <= 10 * 4096, (trial.name, allocated)
+        assert sorted(str(p.relative_to(trial)) for p in trial.rglob("*")) == [
+            "agent", "agent/trajectory.json", "config.json", "result.json",
+            "verifier", "verifier/reward.txt", "verifier/score.json", "verifier/test-stdout.txt"]
+    summary = json.loads((job / "result.json").read_text())["standard"]
+    assert summary["passed"] == 20 and summary["state"] == "finished"
+
+
+def _recomputed(job: Path) -> dict:
+    """The job's result.json computed again from its trials' own files, in the order the run finished them."""
+    order = [e["trial_name"] for e in read_json_lines(job / "events.jsonl") if e["type"] == "trial_finished" and not e.get("again")]
+    trials = [json.loads((job / name / "result.json").read_text()) for name in order]
+    std = standard_of(JobDir(job))
+    return job_result(std, trials, len(std.planned_trials), final=True, state="finished")
+
+
+def _without_times(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k not in ("updated_at", "finished_at")}
+
+
+def test_result_json_after_a_run_is_the_one_recomputed_from_its_trials(nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path), "FAKE_PROVIDER_API_KEY": "sk-never-seen"}
+    for name, args in {"faults": ["--bench-option", "mode=faulty", "-j", "3"], "repeat": ["--repeat", "3", "--limit", "4", "-j", "2"]}.items():
+        result = run_cli(["run", "faulty", "oracle", *args, "--job-name", name], env)
+        assert result.code == 0, result.output
+        written = json.loads((tmp_path / name / "result.json").read_text())
+        assert _without_times(written) == _without_times(_recomputed(tmp_path / name))
+    faults = json.loads((tmp_path / "faults" / "result.json").read_text())
+    assert faults["stats"]["n_errored_trials"] > 0 and faults["standard"]["errors"]  # the faults were there to count
+    assert json.loads((tmp_path / "repeat" / "result.json").read_text())["standard"]["attempts"]["k"] == 3
+
+
+def _trial(i: int, rng: random.Random) -> dict:
+    """A trial's result.json as the figures read it: rewards of several kinds, parts, errors, costs."""
+    unit = f"u{i % 40:04d}"
+    trial: dict = {"trial_name": f"{unit}r{i // 40 + 1}", "task_name": unit, "source": "test",
+                   "agent_info": {"name": "ref", "model_info": {"name": "m"}}, "exception_info": None,
+                   "standard": {"unit": unit, "outcome": "scored"}}
+    roll = rng.random()
+    if roll < 0.1:
+        trial["exception_info"] = {"exception_type": rng.choice(["VerifierError", "CancelledError", "RateLimitedError"])}
+    else:
+        reward = rng.choice([0.0, 1.0, 0.25, 1 / 3, 0.7])
+        trial["verifier_result"] = {"rewards": {"reward": reward}}
+        trial["standard"]["passed"] = reward == 1.0
+        trial["standard"]["parts"] = {"n": 2, "by": "kind", "parts": [{"kind": "a", "reward": reward}, {"kind": "b", "reward": 1.0}]}
+    if rng.random() < 0.8:
+        cost = {"as_served_usd": rng.random() / 1000, "first_run_usd": rng.random() / 1000, "priced_as": {"m": "2026-01-01"},
+                "agent_reported_usd": rng.random()}
+        trial["agent_result"] = {"n_input_tokens": rng.randint(1, 999), "n_output_tokens": 7, "cost_usd": cost["as_served_usd"],
+                                 "metadata": {"cost": cost}}
+    return trial
+
+
+def test_the_running_figures_say_what_the_figures_over_every_trial_say():
+    rng = random.Random(20)
+    trials = [_trial(i, rng) for i in range(400)]
+    for kind in ("pass", "score"):
+        tally = Tally(kind)
+        for trial in trials:
+            tally.add(trial)
+        assert tally.stats(450, 3) == stats.job_stats(trials, 450, 3, kind)
+        assert tally.cost() == costs.job_cost(trials)
+        assert tally.attempts() == attempts.combined(trials, kind)
+        figures, listed = tally.summary(450), stats.summary(trials, 450, kind)
+        assert figures.pop("mean_ci95") == listed.pop("mean_ci95")  # the spread summed exactly, the interval to 4 places
+        assert figures == listed
+
+
+def test_what_the_run_keeps_per_trial_does_not_grow_with_the_trials(tmp_path):
+    """The tally a run keeps: one trial's figures held is a name in Harbor's lists, never its record."""
+    record = _trial(1, random.Random(1))
+    names = [f"u{i:05d}" for i in range(8000)]  # the run's own names, held by its plan whatever the tally does
+
+    def held(n: int) -> int:
+        tally = Tally("pass", per_unit=False)
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for name in names[:n]:
+            trial = copy.deepcopy(record)
+            trial["trial_name"] = name
+            tally.add(trial)
+            del trial
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        assert tally.completed == n
+        return grown
+
+    small, big = held(2000), held(8000)
+    assert (big - small) / 6000 < 64, (small, big)  # a reference in a list, not a record of a few KB
+
+
+def test_the_summary_reads_one_trial_at_a_time(nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path)}
+    assert run_cli(["run", "faulty", "oracle", "--job-name", "o"], env).code == 0
+    read = report(tmp_path / "o")
+    assert read.outcomes["not run"] == 0 and read.slowest is not None and read.outcomes["passed"] == 12
