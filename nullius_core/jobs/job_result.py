@@ -8,7 +8,7 @@ from typing import Any
 from nullius_core.failures import final_state
 from nullius_core.jobs.tally import Tally
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.jobs.replay_proof import job_replay, job_rescore
+from nullius_core.jobs.replay_proof import proof_tally
 from nullius_core.jobs.standard import JobStandard
 from nullius_core.relay.pins import added, served as served_by
 from nullius_core.relay.usage import added_routes, routes_used
@@ -22,7 +22,7 @@ def job_result(std: JobStandard, trials: Iterable[dict[str, Any]], total: int, *
     `budget` (`max_cost_usd`, `stopped`) joins the cost block of a run with --max-cost; `bench_calls`, the calls of the run's
     own relay (a driver that embeds), are the benchmark's cost, in `routes.benchmark`, and count in who served the job.
     """
-    tally = Tally(std.kind)
+    tally = Tally(std.kind, proof=proof_tally(std))
     for trial in trials:
         tally.add(trial)
     return tallied(std, tally, total, running=running, final=final, state=state, reason=reason, started_at=started_at, budget=budget,
@@ -53,10 +53,10 @@ def tallied(std: JobStandard, tally: Tally, total: int, *, running: int = 0, fin
     if std.variant is not None or std.reasoning_effort:
         summary["variant"] = {"name": std.variant.name, "digest": std.variant.digest} if std.variant is not None else None
         summary["reasoning_effort"] = std.reasoning_effort
-    replay = job_replay(std, trials)
+    replay = tally.proof.replay() if tally.proof is not None else None
     if replay is not None:  # nullius replay: against its source job, trial by trial (jobs/replay_proof.py)
         summary["replay"] = replay
-    rescore = job_rescore(std, trials)
+    rescore = tally.proof.rescore() if tally.proof is not None else None
     if rescore is not None:  # nullius rescore: its source, and the trials that kept the source's record
         summary["rescore"] = rescore
     if budget is not None and summary["cost"] is not None:

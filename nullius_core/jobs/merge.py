@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from nullius_core.jobs.job_result import tallied
+from nullius_core.jobs.replay_proof import proof_tally
 from nullius_core.jobs.tally import Tally
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
@@ -148,7 +149,7 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
         raise MergeRefused(f"refused: {out} exists already")
     configs = [j.read_config() for j in jobs]
     stds = _standards(jobs)
-    tally = Tally(stds[0].kind, per_unit=any(s.repeat > 1 for s in stds))  # one attempt a unit: trial names are units, unique
+    tally = Tally(stds[0].kind, per_unit=any(s.repeat > 1 for s in stds), proof=proof_tally(stds[0]))  # one attempt a unit: trial names are units, unique
     despite = check(jobs, force, tally)
     options = [s.options for s in stds]
     std = attrs.evolve(

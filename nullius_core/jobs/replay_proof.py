@@ -53,27 +53,53 @@ def _where(diverged: dict[str, Any]) -> str:
     return f"call {diverged.get('index')} of {diverged.get('route')}: {fields}"
 
 
-def job_replay(std: JobStandard, trials: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The replay's verdict, for result.json's `standard.replay`: None for a job that is not a replay."""
-    if std.replay_of is None:
-        return None
-    before = source_rewards(Path(std.replay_of.job))
-    diverged = {str(t.get("trial_name")): _where(d) for t in trials if (d := ((t.get("standard") or {}).get("replay") or {}).get("diverged"))}
-    live = sum(1 for t in trials if ((t.get("standard") or {}).get("replay") or {}).get("live"))
-    differing = sorted(str(t.get("trial_name")) for t in trials if _reward(t) != before.get(str(t.get("trial_name")), _reward(t)) or
-                       str(t.get("trial_name")) not in before)
-    equal = not differing and len(trials) == len(before)
-    line = f"replayed: {len(trials)} units, {len(diverged)} diverged, rewards equal: {'yes' if equal else 'no'}"
-    return {"source": std.replay_of.job, "source_id": std.replay_of.job_id, "units": len(trials), "diverged": len(diverged),
-            "diverged_trials": dict(sorted(diverged.items())), "live_trials": live, "rewards_equal": equal,
-            "differing": differing, "line": line}
+class ProofTally:
+    """A replay's verdict and a rescore's note, kept as the job's trials are added (as jobs/tally.py keeps the rest of result.json).
+
+    Made only for a replay or a rescore (`proof_tally`): an ordinary run keeps nothing here.
+    """
+
+    def __init__(self, std: JobStandard):
+        self.std = std
+        self.before = source_rewards(Path(std.replay_of.job)) if std.replay_of is not None else None
+        self.units = 0
+        self.live = 0
+        self.diverged: dict[str, str] = {}
+        self.differing: list[str] = []
+        self.refused: dict[str, Any] = {}
+
+    def add(self, trial: dict[str, Any]) -> None:
+        self.units += 1
+        name = str(trial.get("trial_name"))
+        own = trial.get("standard") or {}
+        if self.before is not None:
+            note = own.get("replay") or {}
+            if note.get("diverged"):
+                self.diverged[name] = _where(note["diverged"])
+            self.live += 1 if note.get("live") else 0
+            if name not in self.before or _reward(trial) != self.before[name]:
+                self.differing.append(name)
+        if own.get("not_rescored"):
+            self.refused[name] = own["not_rescored"]
+
+    def replay(self) -> dict[str, Any] | None:
+        """The replay's verdict, for result.json's `standard.replay`: None for a job that is not a replay."""
+        if self.std.replay_of is None or self.before is None:
+            return None
+        equal = not self.differing and self.units == len(self.before)
+        line = f"replayed: {self.units} units, {len(self.diverged)} diverged, rewards equal: {'yes' if equal else 'no'}"
+        return {"source": self.std.replay_of.job, "source_id": self.std.replay_of.job_id, "units": self.units,
+                "diverged": len(self.diverged), "diverged_trials": dict(sorted(self.diverged.items())), "live_trials": self.live,
+                "rewards_equal": equal, "differing": sorted(self.differing), "line": line}
+
+    def rescore(self) -> dict[str, Any] | None:
+        """A rescore's note for result.json's `standard.rescore`: its source, and the trials that kept the source's record and why."""
+        if self.std.rescore_of is None:
+            return None
+        return {"source": self.std.rescore_of.job, "source_id": self.std.rescore_of.job_id, "rescored": self.units - len(self.refused),
+                "not_rescored": dict(sorted(self.refused.items()))}
 
 
-def job_rescore(std: JobStandard, trials: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """A rescore's note for result.json's `standard.rescore`: its source, and the trials that kept the source's record and why."""
-    if std.rescore_of is None:
-        return None
-    kept = {str(t.get("trial_name")): (t.get("standard") or {}).get("not_rescored") for t in trials}
-    refused = {name: why for name, why in sorted(kept.items()) if why}
-    return {"source": std.rescore_of.job, "source_id": std.rescore_of.job_id, "rescored": len(trials) - len(refused),
-            "not_rescored": refused}
+def proof_tally(std: JobStandard) -> ProofTally | None:
+    """A ProofTally for a replay's or a rescore's job; None for any other."""
+    return ProofTally(std) if std.replay_of is not None or std.rescore_of is not None else None

@@ -25,6 +25,7 @@ from typing import Any
 from nullius_core.failures import in_mean, kind_of
 from nullius_core.jobs import attempts
 from nullius_core.jobs.costs import TOKENS, cost_of
+from nullius_core.jobs.replay_proof import ProofTally
 from nullius_core.jobs.stats import Z, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, unit_of, wilson
 
 
@@ -49,8 +50,9 @@ def _key(value: Any) -> str:
 class Tally:
     """Running figures of a job's trials; `stats()` and `summary()` render them as result.json says them."""
 
-    def __init__(self, kind: str, per_unit: bool = True):
+    def __init__(self, kind: str, per_unit: bool = True, proof: ProofTally | None = None):
         self.kind = kind
+        self.proof = proof  # a replay's or a rescore's note (jobs/replay_proof.py), kept as trials come
         self.per_unit = per_unit
         self.completed = 0
         self.errored = 0
@@ -82,6 +84,8 @@ class Tally:
         self._stats(trial)
         self._summary(trial)
         self._costs(trial)
+        if self.proof is not None:
+            self.proof.add(trial)
         own = trial.get("standard") or {}
         if own.get("routes"):
             self.routes.append(own["routes"])

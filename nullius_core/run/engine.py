@@ -25,6 +25,7 @@ from nullius_core.contracts.driver import OP_SECONDS, Driver, DriverError
 from nullius_core.contracts.events import RunFinished, RunStarted, UnitFinished
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.job_result import tallied
+from nullius_core.jobs.replay_proof import proof_tally
 from nullius_core.jobs.tally import Tally
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
@@ -212,7 +213,7 @@ class Engine:
             if prepared.folder is not None:  # what the folder held when the job ran: `sha256sum -c` checks it
                 (job.path / MANIFEST).write_text(prepared.folder.manifest())
         std = self._standard_of(job, config)
-        self._tally = Tally(std.kind, per_unit=std.repeat > 1)  # one attempt a unit: pass@k, pass^k and attempts are empty
+        self._tally = Tally(std.kind, per_unit=std.repeat > 1, proof=proof_tally(std))  # one attempt a unit: pass@k, pass^k and attempts are empty
         if resuming and prepared.folder is not None and changed(prepared.folder, std.dataset_sha256):
             raise RunRefused(f"{changed(prepared.folder, std.dataset_sha256)}; resume it as it was, or run it as a new job")
         lifetime.current().record(job.path)  # who runs the job, for a later --resume's check
@@ -442,7 +443,7 @@ class Engine:
                       reason: str | None = None) -> dict[str, Any]:
         meter = self._meter
         budget = {"max_cost_usd": meter.limit, "stopped": meter.stopped} if meter is not None else None
-        tally = self._tally or Tally(std.kind)
+        tally = self._tally or Tally(std.kind, proof=proof_tally(std))
         if self._waiting:  # a rate-limited trial's first result stands until its run again ends: counted in a copy
             tally = copy.deepcopy(tally)
             for result in self._waiting.values():
