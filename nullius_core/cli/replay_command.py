@@ -57,9 +57,8 @@ def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | N
 @refusals
 def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], judge_model: str | None, as_json: bool) -> None:
     """Score every trial of JOB again from what it recorded (its answer, transcript and workspace), into a new job; nothing runs again."""
-    import json
-
     from nullius_core.cli.resumed import pairs
+    from nullius_core.cli.score_command import echo_scored
     from nullius_core.cli.view_command import summarize
     from nullius_core.run.prepare import RunRefused
     from nullius_core.run.rescore import rescore
@@ -71,11 +70,6 @@ def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...],
         scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"), judge_model)
     except RunRefused as exc:
         raise Refused(f"rescore refused: {exc}") from None
-    for one in scored:
-        if as_json:
-            click.echo(json.dumps({"trial": one.trial, "outcome": one.outcome, "reward": one.reward, "passed": one.passed, "error": one.error}))
-        else:
-            said = f"reward {one.reward:g}" if one.reward is not None else f"not rescored: {one.error}"
-            click.echo(f"{one.trial}  {one.outcome}  {said}", err=True)
+    echo_scored(scored, as_json, unscored="not rescored", err=True)
     click.echo(str(out))
     summarize(out)

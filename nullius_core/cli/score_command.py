@@ -26,13 +26,18 @@ def score_cmd(job_dir: Path, as_json: bool) -> None:
         scored = score_held(session, job_dir)
     except RunRefused as exc:
         raise Refused(f"score refused: {exc}") from None
-    for one in scored:
-        if as_json:
-            click.echo(json.dumps({"trial": one.trial, "outcome": one.outcome, "reward": one.reward, "passed": one.passed, "error": one.error}))
-        else:
-            said = f"reward {one.reward:g}" if one.reward is not None else f"still held: {one.error}"
-            click.echo(f"{one.trial}  {one.outcome}  {said}")
+    echo_scored(scored, as_json, unscored="still held")
     if not scored:
         click.echo(f"{job_dir}: no held trial to score", err=True)
     if any(one.reward is None for one in scored):
         raise SystemExit(SCORE_FAILED)
+
+
+def echo_scored(scored: list, as_json: bool, unscored: str, err: bool = False) -> None:
+    """Each trial scored: a JSON line, or `TRIAL  OUTCOME  reward R` (`UNSCORED: why` for one that was not)."""
+    for one in scored:
+        if as_json:
+            click.echo(json.dumps({"trial": one.trial, "outcome": one.outcome, "reward": one.reward, "passed": one.passed, "error": one.error}))
+        else:
+            said = f"reward {one.reward:g}" if one.reward is not None else f"{unscored}: {one.error}"
+            click.echo(f"{one.trial}  {one.outcome}  {said}", err=err)

@@ -175,6 +175,14 @@ class RelayRoom:
         await self._relay.retire(self._unit)
 
 
+def place_here(workspace: Path, home: Path) -> UnitPlace:
+    """A unit's place on this machine: its workspace a repository of its own, its HOME (the local, bwrap and ray backends')."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    init_repository(workspace)
+    return UnitPlace(workspace=workspace, home=home)
+
+
 def init_repository(folder: Path) -> None:
     """An empty git repository, written directly: `git init` costs a process per unit."""
     git = folder / ".git"

@@ -210,7 +210,7 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
         "mean": mean,
         "mean_ci95": interval([r for r, _ in counted], mean, kind),
         "errors": {name: errors[name] for name in sorted(errors)},
-        "errors_by_phase": _phases(errors),
+        "errors_by_phase": error_phases(errors),
     }
     if kind == "pass":
         out.update(passed=outcomes["passed"], failed=outcomes["failed"])
@@ -221,7 +221,8 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
     return out
 
 
-def _phases(errors: dict[str, int]) -> dict[str, int]:
+def error_phases(errors: dict[str, int]) -> dict[str, int]:
+    """Errors by kind, counted by the phase each kind belongs to (failures.py)."""
     phases: dict[str, int] = defaultdict(int)
     for name, n in errors.items():
         kind = kind_of(name)

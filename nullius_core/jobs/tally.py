@@ -22,11 +22,11 @@ from fractions import Fraction
 from math import sqrt
 from typing import Any
 
-from nullius_core.failures import in_mean, kind_of
+from nullius_core.failures import in_mean
 from nullius_core.jobs import attempts
 from nullius_core.jobs.costs import TOKENS, cost_of
 from nullius_core.jobs.replay_proof import ProofTally
-from nullius_core.jobs.stats import Z, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, unit_of, wilson
+from nullius_core.jobs.stats import Z, error_phases, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, unit_of, wilson
 
 
 class _Eval:
@@ -220,7 +220,7 @@ class Tally:
             "mean": mean,
             "mean_ci95": self._interval(mean),
             "errors": {name: self.errors[name] for name in sorted(self.errors)},
-            "errors_by_phase": _phases(self.errors),
+            "errors_by_phase": error_phases(self.errors),
         }
         if self.kind == "pass":
             out.update(passed=self.outcomes["passed"], failed=self.outcomes["failed"])
@@ -260,11 +260,3 @@ class Tally:
             return None
         return attempts.combined([t for trials in self.units.values() for t in trials], self.kind)
 
-
-def _phases(errors: dict[str, int]) -> dict[str, int]:
-    phases: dict[str, int] = defaultdict(int)
-    for name, n in errors.items():
-        kind = kind_of(name)
-        if kind is not None:
-            phases[kind.phase.value] += n
-    return dict(sorted(phases.items()))

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from nullius_core import hookimpl
-from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here
 from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.contracts.refused import RunRefused
 from nullius_core.plugins import BackendRegistry, BackendSpec
@@ -51,10 +51,7 @@ class BwrapBackend:
         return {"name": self.name, "bwrap": self.version, "isolation": ISOLATION}
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
-        workspace.mkdir(parents=True, exist_ok=True)
-        home.mkdir(parents=True, exist_ok=True)
-        init_repository(workspace)
-        return UnitPlace(workspace=workspace, home=home)
+        return place_here(workspace, home)
 
     async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
         # the machine's system is the base, as on the local backend: another environment only where the benchmark allows it

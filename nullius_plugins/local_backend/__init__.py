@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from nullius_core import hookimpl
-from nullius_core.contracts.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, place_here
 from nullius_core.plugins import BackendRegistry, BackendSpec
 from nullius_plugins.local_backend.process import LocalProcess
 
@@ -24,10 +24,7 @@ class LocalBackend:
         return {"name": self.name, "isolation": "none: processes run as you on this machine"}
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
-        workspace.mkdir(parents=True, exist_ok=True)
-        home.mkdir(parents=True, exist_ok=True)
-        init_repository(workspace)
-        return UnitPlace(workspace=workspace, home=home)
+        return place_here(workspace, home)
 
     async def prepare_control(self, workspace: Path, home: Path) -> UnitPlace:
         """A control's place: its workspace folder alone, a repository once something is written into it (run/control_place.py)."""

@@ -22,7 +22,7 @@ import attrs
 
 from nullius_backend_ray import cluster
 from nullius_backend_ray.room import RayRoom
-from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here
 
 SHUT_SECONDS = 60
 
@@ -93,10 +93,7 @@ class RayBackend:
         }
 
     async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
-        workspace.mkdir(parents=True, exist_ok=True)
-        home.mkdir(parents=True, exist_ok=True)
-        init_repository(workspace)
-        return UnitPlace(workspace=workspace, home=home)
+        return place_here(workspace, home)
 
     async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
         if environment is not None and participant != "control" and not environment.definition.local_ok:
