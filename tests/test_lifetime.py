@@ -182,7 +182,7 @@ def test_resume_refuses_while_a_process_of_the_killed_run_lives_in_the_job(env, 
     trial = sorted(p.parent for p in job.glob("*/result.json"))[0]
     # what an orphan of the killed run would be: in a trial's folder, writing a trial's file, carrying the run's marker
     planted = [
-        subprocess.Popen(["sleep", "604"], cwd=trial / ".work" / "workspace"),
+        subprocess.Popen(["sleep", "604"], cwd=trial),  # in the trial's folder (a control's trial keeps no workspace)
         subprocess.Popen(["python3", "-c", "import sys, time; f = open(sys.argv[1], 'ab'); time.sleep(604)", str(trial / "trial.log")], cwd="/"),
         subprocess.Popen(["sleep", "604"], cwd="/", env={"PATH": os.environ["PATH"], "NULLIUS_RUN": marker + "/7"}),
     ]

@@ -29,6 +29,21 @@ async def open_place(backend: Backend, trial: TrialDir, control: bool) -> tuple[
     return await backend.prepare_unit(trial.workspace, trial.home), False
 
 
+OWN_IMAGE = ("image", "compose")  # a setup reply that puts the unit in its task's own image
+
+
+def widen(trial: TrialDir, place: UnitPlace, setup: dict[str, Any]) -> bool:
+    """A bare place made whole when setup put the unit in its task's own image (its box writes into agent/ and verifier/ and
+    reads the workspace as a repository): whether the place is still bare."""
+    if not any(setup.get(k) is not None for k in OWN_IMAGE):
+        return True
+    trial.make()
+    place.home.mkdir(parents=True, exist_ok=True)
+    place.workspace.mkdir(parents=True, exist_ok=True)
+    init_repository(place.workspace)
+    return False
+
+
 def commit(place: UnitPlace, bare: bool) -> None:
     """What setup wrote, committed; a bare workspace becomes a repository only when setup wrote something."""
     if bare:

@@ -214,6 +214,8 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
     if place.sandbox is not None:  # the backend's throwaway container for what the agent left
         ran.base = {**ran.base, "sandbox": place.sandbox}
     setup = await _call(driver, "setup", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
+    if ran.bare:
+        ran.bare = await asyncio.to_thread(control_place.widen, trial, place, setup)
     capability_bench = prepared.bench.standard.family == "capability"
     prompt = setup.get("question") if capability_bench else setup.get("prompt")
     if not isinstance(prompt, str):
