@@ -9,7 +9,9 @@ A workspace nothing wrote into is removed with the trial's `.work/`: a
 GSM8K oracle's trial keeps its records and no empty folder.
 
 A backend that offers `prepare_control(workspace, home)` (the local one)
-makes such a place; any other makes its usual one (`prepare_unit`).
+makes such a place; any other makes its usual one (`prepare_unit`). A
+control whose setup puts it in its task's own image gets its whole place
+after setup (`widen`): the box writes into agent/ and reads the workspace.
 """
 
 from __future__ import annotations
