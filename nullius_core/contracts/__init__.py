@@ -27,7 +27,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.ports", "`Port`, `fit` and `needs_of` (the ports a run with these options needs)"),
     PublicModule("nullius_core.definitions", "the models of every definition file", whole=True),
     PublicModule("nullius_core.contracts.agent", "`AgentProtocol`, `AgentProcess`, `AgentLaunch`, `Conversation`, `AgentOutcome`, `McpServerEntry`: what an agent protocol or a backend's room deals in"),
-    PublicModule("nullius_core.contracts.backend", "`Backend`, `RunContext`, `UnitPlace`, `AgentRoom`, `RelayRoom`, `RouteOptions`, `init_repository`, `place_here` (a unit's place on this machine: its workspace a repository, its HOME): what a backend implements"),
+    PublicModule("nullius_core.contracts.backend", "`Backend`, `RunContext`, `UnitPlace`, `AgentRoom`, `RelayRoom`, `RouteOptions`, `init_repository`, `place_here` (a unit's place on this machine: its workspace a repository, its HOME), `opened` (a room opened, closed if it fails to): what a backend implements"),
     PublicModule("nullius_core.contracts.driver", "`Driver`, `DriverLaunch`, `DriverError`: what a driver runner implements"),
     PublicModule("nullius_core.contracts.environment", "`UnitEnvironment`: the environment a backend makes a unit's place in"),
     PublicModule("nullius_core.contracts.licences", "`Handout`, `SecretFile`: the licences a backend passes on to an agent"),

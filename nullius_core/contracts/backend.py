@@ -13,6 +13,7 @@ returning the unit's `Box` (nullius_core.contracts.own_image), and registers wit
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
@@ -173,6 +174,16 @@ class RelayRoom:
 
     async def close(self) -> None:
         await self._relay.retire(self._unit)
+
+
+async def opened(room: Any) -> Any:
+    """`room.open()` awaited; a room that fails to open is closed (shielded) before the error goes on."""
+    try:
+        await room.open()
+    except BaseException:
+        await asyncio.shield(room.close())
+        raise
+    return room
 
 
 def place_here(workspace: Path, home: Path) -> UnitPlace:

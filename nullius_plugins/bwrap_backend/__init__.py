@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from nullius_core import hookimpl
-from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here, opened
 from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.contracts.refused import RunRefused
 from nullius_core.plugins import BackendRegistry, BackendSpec
@@ -66,12 +66,7 @@ class BwrapBackend:
 
     async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> BwrapRoom:
         room = BwrapRoom(self.bwrap, relay, unit, record, place, route)
-        try:
-            await room.open()
-        except BaseException:
-            await asyncio.shield(room.close())
-            raise
-        return room
+        return await opened(room)
 
     def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
         """The capability's process in a sandbox of its own: no network, its install read-only, its folder its own."""

@@ -27,7 +27,7 @@ from nullius_backend_docker.dockercli import DockerError
 from nullius_backend_docker.door import UnitDoor
 from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.room import DockerRoom, hardened
-from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository, opened
 from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.sandbox import mounts
 from nullius_core.contracts.own_image import BuildFailed
@@ -198,12 +198,7 @@ class DockerBackend:
 
     async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> DockerRoom:
         room = DockerRoom(self, relay, unit, record, place, route)
-        try:
-            await room.open()
-        except BaseException:
-            await asyncio.shield(room.close())
-            raise
-        return room
+        return await opened(room)
 
     def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
         """The capability's process in a container of its own: no network, its install read-only, its folder its own."""

@@ -22,7 +22,7 @@ import attrs
 
 from nullius_backend_ray import cluster
 from nullius_backend_ray.room import RayRoom
-from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here
+from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, place_here, opened
 
 SHUT_SECONDS = 60
 
@@ -112,12 +112,7 @@ class RayBackend:
         await node.start_relay(relay)
         room = RayRoom(node, relay, unit, record, place, route)
         node.in_flight.add(room)
-        try:
-            await room.open()
-        except BaseException:
-            await asyncio.shield(room.close())
-            raise
-        return room
+        return await opened(room)
 
     async def close(self) -> None:
         if not self._joined:
