@@ -3,15 +3,16 @@
     .venv/bin/python benchmarks/bwrap_starts.py [--rounds 40]
 
 What the bwrap backend adds to every agent's unit, without the rest of a run
-around it: the room opened (bwrap's door folder and its relay socket), an
-agent started (a Python that answers one line, then one call to its relay
-route, through the door on bwrap), its reply read, the agent ended and the
+around it: the room opened, an agent started (on bwrap, in its sandbox
+with its door made and served: a Python that answers one line, then one
+call to its relay route, through the door on bwrap), its reply read, the agent ended and the
 room closed. The two backends alternate, round by round, against one relay
 and the fake model; printed are the medians and what bwrap adds. Then the
 parts of a sandbox's start, each alone, alternating: `true` directly, a
-bare Python (`python3 -I -S -c pass`, as the door starts), the sandbox
-around `true`, and the sandbox around the door starting `true`. A whole
-run's figures are bwrap_speed.py's.
+bare Python (`python3 -I -S -c pass`), the sandbox around `true`, and the
+sandbox around `true` with its door (bwrap held by --block-fd while the
+run's helper makes the door's listeners in the sandbox's namespace and
+this process serves them). A whole run's figures are bwrap_speed.py's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from nullius_core.testing.fake_model import running_fake_model
 from nullius_core.testing.helpers import make_session
 from nullius_core.sandbox.door import BRIDGE
 from nullius_plugins.bwrap_backend import BwrapBackend, sandbox
-from nullius_plugins.bwrap_backend.room import DOOR
+from nullius_plugins.bwrap_backend.door import open_door
+from nullius_plugins.bwrap_backend.maker import ListenerMaker
 from nullius_plugins.local_backend import LocalBackend
 
 AGENT = r"""
@@ -89,36 +91,60 @@ async def main(rounds: int) -> None:
                     took = await one(backends[name], relay, root / name, n)
                     if n >= 2:  # the first two rounds warm the page cache
                         times[name].append(took)
+            report(times)
+            await parts(root, rounds, relay.base_url)
         finally:
+            await backends["bwrap"].close()
             await relay.stop()
-    local, bwrap = statistics.median(times["local"]), statistics.median(times["bwrap"])
-    print(f"{rounds} rounds, alternating: one agent's room, start, call, end and close; load average {os.getloadavg()[0]:.1f}")
-    print(f"local  median {local * 1000:7.1f} ms")
-    print(f"bwrap  median {bwrap * 1000:7.1f} ms   adds {(bwrap - local) * 1000:6.1f} ms a unit ({bwrap / local:.2f}x)")
-    parts(root, rounds)
     os.system(f"rm -rf {root}")
 
 
-def parts(root: Path, rounds: int) -> None:
+def report(times: dict[str, list[float]]) -> None:
+    local, bwrap = statistics.median(times["local"]), statistics.median(times["bwrap"])
+    print(f"{len(times['local'])} rounds, alternating: one agent's room, start, call, end and close; load average {os.getloadavg()[0]:.1f}")
+    print(f"local  median {local * 1000:7.1f} ms")
+    print(f"bwrap  median {bwrap * 1000:7.1f} ms   adds {(bwrap - local) * 1000:6.1f} ms a unit ({bwrap / local:.2f}x)")
+
+
+async def parts(root: Path, rounds: int, relay_url: str) -> None:
     python, prefix = sandbox.python_home()
-    folder, work = root / "door", root / "work"
-    folder.mkdir()
+    work = root / "work"
     work.mkdir()
-    shown = {"cwd": work, "writes": [work], "reads": [prefix, DOOR.parent, BRIDGE.parent], "files": [(folder, "/run/nullius")]}
+    maker = ListenerMaker()
+    await maker.start("bwrap_starts")
+    shown = {"cwd": work, "writes": [work], "reads": [prefix, BRIDGE.parent]}
     cases = {
         "true": ["true"],
         "python3 -I -S -c pass": [str(python), "-I", "-S", "-c", "pass"],
         "sandbox: true": sandbox.argv("/usr/bin/bwrap", ["true"], **shown),
-        "sandbox: door, then true": sandbox.argv("/usr/bin/bwrap", [str(python), "-I", "-S", str(DOOR), "/run/nullius",
-                                                                       "127.0.0.1:61080=relay", "127.0.0.1:61090=mcp-*", "--", "true"], **shown),
     }
-    took: dict[str, list[float]] = {name: [] for name in cases}
+    took: dict[str, list[float]] = {name: [] for name in [*cases, "sandbox: its door, then true"]}
     for _ in range(rounds):
         for name, argv in cases.items():
             started = time.perf_counter()
             subprocess.run(argv, env={"PATH": sandbox.SYSTEM_PATH}, check=True)
             took[name].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await door_then_true(maker, shown, relay_url)
+        took["sandbox: its door, then true"].append(time.perf_counter() - started)
+    await maker.close()
     print("the parts, each alone: " + ", ".join(f"{name} {statistics.median(v) * 1000:.1f} ms" for name, v in took.items()))
+
+
+async def door_then_true(maker: ListenerMaker, shown: dict, relay_url: str) -> None:
+    """As the room starts its sandbox: bwrap held until its door listens, then `true`."""
+    info, block = os.pipe(), os.pipe()
+    argv = sandbox.argv("/usr/bin/bwrap", ["true"], **shown, options=["--info-fd", str(info[1]), "--block-fd", str(block[0])])
+    proc = await asyncio.create_subprocess_exec(*argv, env={"PATH": sandbox.SYSTEM_PATH}, pass_fds=(info[1], block[0]))
+    os.close(info[1])
+    os.close(block[0])
+    try:
+        servers = await open_door(maker, info[0], block[1], relay_url, None)
+    finally:
+        os.close(block[1])
+    assert await proc.wait() == 0
+    for server in servers:
+        server.close()
 
 
 if __name__ == "__main__":

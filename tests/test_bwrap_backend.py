@@ -114,7 +114,7 @@ def test_an_adversary_finds_no_key_no_other_units_token_no_service_and_writes_on
         assert len(own) == 1 and all(w.startswith("/proc/") for w in hunt_found["tokens"][next(iter(own))]), hunt_found["tokens"]
         assert not own & set(found[other]["tokens"])
         assert hunt_found["routes"] == {"other unit, own token": 403, "own unit, no token": 401}
-        # its own pid namespace: bwrap's init, its door and agent, the commands it ran; nothing of the run or this machine
+        # its own pid namespace: bwrap's init, its agent, the commands it ran; nothing of the run or this machine
         seen = hunt_found["pids"]
         assert max(map(int, seen)) < 100 and seen["1"].startswith("/usr/bin/bwrap"), seen
         assert not [c for c in seen.values() if "-m nullius_core" in c or "watcher" in c or "pytest" in c.split()[0]], seen
@@ -180,7 +180,6 @@ def test_a_killed_run_leaves_no_sandbox_and_no_door(world):
     assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})
     job = Path(env["NULLIUS_JOBS_DIR"]) / "killed-bwrap"
-    before = set(Path("/tmp").glob("nullius-unit-*"))
     args = [sys.executable, "-m", "nullius_core", "run", "gsm8k", "reference", *model_args(fake), "--limit", "2", "-j", "2",
             "--job-name", "killed-bwrap"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -189,17 +188,22 @@ def test_a_killed_run_leaves_no_sandbox_and_no_door(world):
         while time.monotonic() < deadline and sum("reference/agent.py" in args for args in _sandboxed(job).values()) < 2:
             time.sleep(0.2)
         running = _sandboxed(job)
-        assert sum("reference/agent.py" in args for args in running.values()) >= 2, running  # two agents, each under its door
-        assert sum("door.py" in args and "reference/agent.py" in args for args in running.values()) >= 2, running
-        doors = set(Path("/tmp").glob("nullius-unit-*")) - before
-        assert doors
+        assert sum("reference/agent.py" in args for args in running.values()) >= 2, running  # two agents, each its sandbox's command
+        assert not [a for a in running.values() if "door.py" in a], running  # no door runs in a sandbox: the run's process serves it
+        helpers = _helpers(job)  # the run's maker of the doors' listeners
+        assert len(helpers) == 1, helpers
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the run, at once: its watcher (a session of its own) is what is left to end them
         proc.wait(60)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (_alive(running) or any(d.exists() for d in doors)):
+    while time.monotonic() < deadline and _alive([*running, *helpers]):
         time.sleep(0.2)
-    assert _alive(running) == [] and not any(d.exists() for d in doors)
+    assert _alive([*running, *helpers]) == []
+
+
+def _helpers(job: Path) -> list[int]:
+    table = subprocess.run(["ps", "-eww", "-o", "pid=,args="], capture_output=True, text=True).stdout
+    return [int(line.split(None, 1)[0]) for line in table.splitlines() if "outside/listeners.py" in line and str(job) in line]
 
 
 def _alive(pids) -> list[int]:
@@ -213,6 +217,65 @@ def _alive(pids) -> list[int]:
         if state != "Z":
             out.append(pid)
     return out
+
+
+UNPRIVILEGED = r"""
+import json, os, socket, subprocess, sys
+helper = sys.argv[1]
+ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+maker = subprocess.Popen([sys.executable, "-I", "-S", helper, "label"], stdin=theirs.fileno())
+theirs.close()
+info, block = os.pipe(), os.pipe()
+agent = "import socket; print(socket.create_connection(('127.0.0.1', 61080), 5).recv(100).decode())"
+sandbox = subprocess.Popen(["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--ro-bind", "/", "/",
+                            "--proc", "/proc", "--info-fd", str(info[1]), "--block-fd", str(block[0]), "--", sys.executable, "-c", agent],
+                           pass_fds=(info[1], block[0]), stdout=subprocess.PIPE, text=True)
+os.close(info[1]); os.close(block[0])
+told = b""
+while (piece := os.read(info[0], 4096)):
+    told += piece
+netns = os.open(f"/proc/{json.loads(told)['child-pid']}/ns/net", os.O_RDONLY)
+mine, reply = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+socket.send_fds(ours, [b"61080 61090"], [netns, reply.fileno()])
+reply.close()
+text, fds, _, _ = socket.recv_fds(mine, 4096, 2)
+listener = socket.socket(fileno=fds[0])
+os.write(block[1], b"\n")
+conn, _ = listener.accept()
+conn.sendall(b"served from outside, uid %d" % os.geteuid())
+conn.close()
+said = sandbox.communicate(timeout=60)[0].strip()
+ours.close()
+print(json.dumps({"answer": text.decode(), "fds": len(fds), "said": said, "status": sandbox.returncode, "maker": maker.wait(10)}))
+"""
+
+
+@needs_sandbox
+def test_the_door_is_made_for_an_unprivileged_user_too(tmp_path):
+    """The listener maker, run as `nobody`: its child enters the sandbox's user namespace, then its network namespace."""
+    import shutil
+    import tempfile
+
+    python = Path("/usr/bin/python3")
+    if os.geteuid() != 0 or shutil.which("setpriv") is None or not python.exists():
+        pytest.skip("needs root (to become nobody), setpriv and /usr/bin/python3")
+    from nullius_plugins.bwrap_backend.maker import HELPER
+
+    shared = Path(tempfile.mkdtemp(prefix="nullius-unprivileged-"))  # tmp_path's parents are root's alone
+    try:
+        shared.chmod(0o755)
+        shutil.copy(HELPER, shared / "listeners.py")
+        (shared / "drive.py").write_text(UNPRIVILEGED)
+        for made in shared.iterdir():
+            made.chmod(0o644)
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(python), str(shared / "drive.py"),
+                               str(shared / "listeners.py")], capture_output=True, text=True, timeout=120, cwd=shared, env={"PATH": "/usr/bin:/bin"})
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    if "setting up uid map" in done.stderr or "No permissions to create new namespace" in done.stderr:
+        pytest.skip(f"this kernel makes no user namespace for an unprivileged user: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"answer": "ok", "fds": 2, "said": "served from outside, uid 65534", "status": 0, "maker": 0}
 
 
 def test_a_kernel_that_refuses_user_namespaces_refuses_the_run_saying_so(world, tmp_path):

@@ -34,13 +34,14 @@ class GroupProcess:
         self.pid = proc.pid
 
     @classmethod
-    async def start(cls, launch: AgentLaunch) -> GroupProcess:
-        proc, stderr = await cls.spawn(launch.argv, launch.env, launch.stderr, cwd=launch.cwd)
+    async def start(cls, launch: AgentLaunch, pass_fds: Sequence[int] = ()) -> GroupProcess:
+        """`pass_fds`: descriptors the process keeps (bwrap's --info-fd and --block-fd); every other is closed in it."""
+        proc, stderr = await cls.spawn(launch.argv, launch.env, launch.stderr, cwd=launch.cwd, pass_fds=pass_fds)
         return cls(proc, stderr)
 
     @staticmethod
     async def spawn(argv: Sequence[str], env: Mapping[str, str], stderr_path: Path,
-                    cwd: Path | None = None) -> tuple[asyncio.subprocess.Process, CappedCopy]:
+                    cwd: Path | None = None, pass_fds: Sequence[int] = ()) -> tuple[asyncio.subprocess.Process, CappedCopy]:
         """A process of the run, its stdio piped and its stderr copied (capped) into `stderr_path`, there even when it cannot start."""
         log = CappedLog.to_file(stderr_path, what="the agent's stderr")
         try:
@@ -52,6 +53,7 @@ class GroupProcess:
                 cwd=None if cwd is None else str(cwd),
                 env=dict(env),
                 limit=LINE_LIMIT,
+                pass_fds=tuple(pass_fds),
             )
         except BaseException:
             log.close()

@@ -1,10 +1,12 @@
 """What stays on this machine for a sandboxed unit: its services behind Unix sockets of the unit's door folder.
 
-`McpListeners`: a Unix socket per benchmark MCP server (`mcp-<name>.sock`);
-each connection is one start of the server's own command, here, its stdio
-joined to the socket. `tcp_behind`: a Unix socket whose connections go on to
-a TCP service of this machine (the run's relay). `pipe_both` joins two
-connections. The sandbox reaches these sockets, never this machine's ports.
+`McpListeners`: a Unix socket per benchmark MCP server (`mcp-<name>.sock`),
+or a connection handed to it by name (`serve`: the bwrap backend's door,
+served by this process); each connection is one start of the server's own
+command, here, its stdio joined to the connection. `tcp_behind`: a Unix
+socket whose connections go on to a TCP service of this machine (the run's
+relay). `pipe_both` joins two connections. The sandbox reaches these
+sockets, never this machine's ports.
 """
 
 from __future__ import annotations
@@ -58,19 +60,29 @@ async def tcp_behind(path: Path, target: tuple[str, int]) -> asyncio.AbstractSer
 
 
 class McpListeners:
-    def __init__(self, entries: Sequence[McpServerEntry], env: Mapping[str, str], log: Path, folder: Path):
+    def __init__(self, entries: Sequence[McpServerEntry], env: Mapping[str, str], log: Path, folder: Path | None = None):
         self.entries = list(entries)
         self.env = dict(env)
         self.log = log
-        self.folder = folder  # the unit's door folder: it goes with the door
+        self.folder = folder  # the unit's door folder, for start()'s sockets: it goes with the door
         self._servers: list[asyncio.AbstractServer] = []
         self._procs: set[asyncio.subprocess.Process] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
+        """A Unix socket in the door folder for each server."""
+        assert self.folder is not None, "start() needs the unit's door folder"
         for entry in self.entries:
             server = await asyncio.start_unix_server(lambda r, w, e=entry: self._connection(e, r, w), path=str(self.folder / f"mcp-{entry.name}.sock"))
             self._servers.append(server)
+
+    def serve(self, name: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """A connection to the server `name`, already accepted (no socket of the door folder); False when there is no such server."""
+        entry = next((e for e in self.entries if e.name == name), None)
+        if entry is None:
+            return False
+        self._connection(entry, reader, writer)
+        return True
 
     def _connection(self, entry: McpServerEntry, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.ensure_future(self._serve(entry, reader, writer))

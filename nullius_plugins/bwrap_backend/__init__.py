@@ -3,8 +3,10 @@
 The sandbox has its own user, pid, IPC, UTS and network namespaces (a
 loopback alone), sees the system's folders and the agent's install
 read-only and writes only the unit's workspace and HOME (sandbox.py). The
-agent reaches its route on the run's relay through a Unix socket and a door
-on its own loopback (room.py); the key stays in Nullius's process. It is a
+agent reaches its route on the run's relay through a door on its own
+loopback, whose listeners this process makes in the sandbox's network
+namespace and serves (room.py, door.py, maker.py); the key stays in
+Nullius's process. It is a
 sandbox: an agent run needs no `--unsandboxed`. A machine whose kernel
 refuses a namespace it needs refuses the run, saying which (kernel.py).
 """
@@ -24,11 +26,13 @@ from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.contracts.refused import RunRefused
 from nullius_core.plugins import BackendRegistry, BackendSpec
 from nullius_plugins.bwrap_backend import kernel, sandbox
+from nullius_plugins.bwrap_backend.maker import ListenerMaker
 from nullius_plugins.bwrap_backend.room import BwrapRoom
 
 ISOLATION = ("each unit's agent in a bubblewrap sandbox: its own user, pid, IPC, UTS and network namespaces (a loopback alone), "
              "no capabilities, no new privileges, a fresh /proc; the system and its install read-only, its workspace and HOME "
-             "writable; the run's relay (the key in Nullius's process only) and MCP servers through Unix sockets")
+             "writable; the run's relay (the key in Nullius's process only) and MCP servers through listeners on its loopback "
+             "served from outside the sandbox")
 
 
 class BwrapBackend:
@@ -37,6 +41,7 @@ class BwrapBackend:
     def __init__(self) -> None:
         self.bwrap = ""
         self.version = ""
+        self.maker = ListenerMaker()  # the run's helper that makes each sandbox's door listeners in its namespace
 
     async def start(self, context: RunContext) -> None:
         why = await asyncio.to_thread(kernel.missing)
@@ -46,6 +51,7 @@ class BwrapBackend:
         done = await asyncio.create_subprocess_exec(self.bwrap, "--version", stdout=asyncio.subprocess.PIPE, env=sandbox.probe_env())
         out, _ = await done.communicate()
         self.version = out.decode().strip()
+        await self.maker.start(str(context.job_dir))
 
     def record(self) -> dict[str, Any]:
         return {"name": self.name, "bwrap": self.version, "isolation": ISOLATION}
@@ -65,7 +71,7 @@ class BwrapBackend:
         return attrs.evolve(place, environment=environment)
 
     async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> BwrapRoom:
-        room = BwrapRoom(self.bwrap, relay, unit, record, place, route)
+        room = BwrapRoom(self.bwrap, relay, unit, record, place, route, self.maker)
         return await opened(room)
 
     def capability_launch(self, launch: DriverLaunch, reads: Sequence[Path], unit: str) -> DriverLaunch:
@@ -79,7 +85,7 @@ class BwrapBackend:
         return DriverLaunch(argv=inner, env=env, cwd=launch.cwd, label=f"{launch.label} in bwrap")
 
     async def close(self) -> None:
-        return None
+        await self.maker.close()
 
 
 def _program_folder(argv: list[str]) -> list[Path]:

@@ -81,11 +81,13 @@ def argv(
     writes: Iterable[Path],
     reads: Iterable[Path],
     files: Iterable[tuple[Path, str]] = (),
+    options: Iterable[str] = (),
 ) -> list[str]:
     """bwrap's command line for `command`: `writes` bound at their paths, `reads` (and their interpreters) read-only.
 
-    `files` are (a file or folder here, its path inside), read-only. There is no way to
-    this machine's network: the sandbox's namespace has a loopback alone.
+    `files` are (a file or folder here, its path inside), read-only; `options` are bwrap's
+    own further ones (the room's --info-fd and --block-fd). There is no way to this
+    machine's network: the sandbox's namespace has a loopback alone.
     """
     shown = mounts.outermost(reads)
     out = [bwrap, *NAMESPACES, *HARDENED, *_system(),
@@ -96,7 +98,7 @@ def argv(
         out += ["--bind", str(folder), str(folder)]
     for here, inside in files:
         out += ["--ro-bind", str(here), inside]
-    out += ["--remount-ro", "/", "--chdir", str(cwd.resolve())]
+    out += ["--remount-ro", "/", "--chdir", str(cwd.resolve()), *options]
     return [*out, "--", *command]
 
 
