@@ -28,7 +28,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "prove": ("nullius_core.cli.run_commands", "prove_cmd"),
     "conform": ("nullius_core.cli.run_commands", "conform_cmd"),
     "fidelity": ("nullius_core.cli.fidelity_command", "fidelity_cmd"),
-    "merge": ("nullius_core.cli.run_commands", "merge_cmd"),
+    "merge": ("nullius_core.cli.merge_command", "merge_cmd"),
     "score": ("nullius_core.cli.score_command", "score_cmd"),
     "replay": ("nullius_core.cli.replay_command", "replay_cmd"),
     "rescore": ("nullius_core.cli.replay_command", "rescore_cmd"),

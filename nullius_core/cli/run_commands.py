@@ -327,25 +327,6 @@ def prove_cmd(benchmark: str | None, **options: Any) -> None:
         sys.exit(PROVE_FAILED)  # a check not checked failed nothing: its line says so, and it is not recorded as a pass
 
 
-@click.command("merge")
-@click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The merged job's folder.")
-@click.option("--force", is_flag=True, help="Merge shards that differ (the merge records how).")
-@refusals
-def merge_cmd(jobs: tuple[Path, ...], out: Path, force: bool) -> None:
-    """Merge the shard jobs of one launch into one job."""
-    from nullius_core.jobs.merge import MergeRefused, merge
-
-    try:
-        result = merge(list(jobs), out, force=force)
-    except MergeRefused as exc:
-        raise Refused(f"merge {exc}") from None  # "merge refused: ..."
-    summary = result["standard"]
-    click.echo(f"{out}: {summary['trials']} trials of {result['n_total_trials']}, mean {summary['mean']:.4f}")
-    if summary.get("absent_shards"):
-        click.echo(f"absent shards of the launch: {', '.join(map(str, summary['absent_shards']))}: the merged job is incomplete", err=True)
-
-
 def _conform_request(session: Any, participant: str, options: dict[str, Any]) -> Any:
     from nullius_core.run.conform import ConformRequest
 

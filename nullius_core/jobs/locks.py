@@ -57,10 +57,13 @@ def write_trial_lock(trial: TrialDir, config: TrialConfig, task: dict[str, str],
         trial.write_json(LOCK, lock)
 
 
-def write_job_lock(job: JobDir, concurrency: int) -> None:
-    """The job's JobLock from its trials' own locks, when any trial has one (Harbor's trials match the job's entries)."""
+def write_job_lock(job: JobDir, concurrency: int, names: list[str] | None = None) -> None:
+    """The job's JobLock from its trials' own locks, when any trial has one (Harbor's trials match the job's entries).
+
+    `names`, sorted, are the only trials that may hold one, when the caller knows (a merge saw each trial's files as it
+    linked them): the job is then not scanned again, nor a lock looked for in every trial."""
     trials = []
-    for name in job.trial_names():  # names, not a Path each: a job of 100,000 trials is scanned, never held
+    for name in job.trial_names() if names is None else names:  # names, not a Path each: a job of 100,000 trials is scanned, never held
         try:
             with open(f"{job.path}/{name}/{LOCK}", encoding="utf-8") as handle:
                 trials.append(json.load(handle))

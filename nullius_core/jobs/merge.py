@@ -14,8 +14,6 @@ its merged job is incomplete.
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,8 +26,10 @@ from nullius_core.jobs.tally import Tally
 from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
 from nullius_core.jobs.locks import write_job_lock
+from nullius_core.jobs.merge_links import link_trials
+from nullius_core.jobs.merge_reads import own_fields, read_results
 from nullius_core.jobs.records import iso, utcnow
-from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, read_trial_own, written
+from nullius_core.jobs.standard import JobRecordError, JobStandard, MergedShard, read_job_standard, written
 
 # config key -> how a refusal names it
 SAME = {
@@ -50,8 +50,12 @@ def _shard_of(std: JobStandard) -> int | None:
 
 
 def _standards(jobs: list[JobDir]) -> list[JobStandard]:
+    return _standards_of(jobs, [j.read_config() for j in jobs])
+
+
+def _standards_of(jobs: list[JobDir], configs: list[dict[str, Any]]) -> list[JobStandard]:
     try:
-        return [read_job_standard(j.read_config(), j.config_file) for j in jobs]
+        return [read_job_standard(config, j.config_file) for j, config in zip(jobs, configs, strict=True)]
     except JobRecordError as exc:
         raise MergeRefused(f"refused: {exc}") from None
 
@@ -93,9 +97,24 @@ def absent_shards(stds: list[JobStandard]) -> list[int] | None:
 MAX_LISTED = 1000
 
 
-def check(jobs: list[JobDir], force: bool, tally: Tally | None = None) -> list[str]:
-    """Every reason to refuse; raises at once for what --force cannot allow. Each trial's result read goes into `tally`."""
-    configs = _standards(jobs)
+def check(jobs: list[JobDir], force: bool, tally: Tally | None = None, names: list[list[str]] | None = None,
+          configs: list[JobStandard] | None = None) -> list[str]:
+    """Every reason to refuse; raises at once for what --force cannot allow. Each trial's result read goes into `tally`.
+
+    `names` are each job's trials (`JobDir.trial_names()`) and `configs` their standards, when the caller has them."""
+    configs = configs if configs is not None else _standards(jobs)
+    names = names if names is not None else [job.trial_names() for job in jobs]
+    problems = _differences(jobs, configs)
+    seen: dict[str, str] = {}
+    for job, std, held in zip(jobs, configs, names, strict=True):
+        problems.extend(_trial_problems(job, std, held, seen, tally))
+    if problems and not force:
+        raise MergeRefused("refused (--force merges anyway):\n  " + "\n  ".join(problems))
+    return problems
+
+
+def _differences(jobs: list[JobDir], configs: list[JobStandard]) -> list[str]:
+    """How the jobs differ where a merge needs them alike (a configuration: raised at once)."""
     problems: list[str] = []
     first = configs[0]
     _same_configuration(jobs, configs)
@@ -112,31 +131,35 @@ def check(jobs: list[JobDir], force: bool, tally: Tally | None = None) -> list[s
     for job, std in zip(jobs, configs, strict=True):
         if std.merged_despite:
             problems.append(f"{job.name}: it was itself merged despite differences ({'; '.join(std.merged_despite)})")
-    seen: dict[str, str] = {}
-    for job, std in zip(jobs, configs, strict=True):
-        for trial in job.trials():
-            result = trial.read_result()
-            if result is None:
-                continue
-            if tally is not None:
-                tally.add(result)
-            unit_attempt = trial.name
-            if unit_attempt in seen:
-                raise MergeRefused(f"refused: two trials of one unit: {unit_attempt} is in {seen[unit_attempt]} and in {job.name}")
-            seen[unit_attempt] = job.name
-            try:
-                own = read_trial_own(result, trial.path / "result.json")
-            except JobRecordError as exc:
-                raise MergeRefused(f"refused: {exc}") from None
-            for key, want in (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset), ("control", std.control)):
-                have = getattr(own, key) if own is not None else None
-                if have != want:
-                    problems.append(f"{job.name}/{trial.name}: its record names {key} {have!r}, not {want!r}")
-            name = (result.get("agent_info") or {}).get("name")
-            if name != _participant(std):
-                problems.append(f"{job.name}/{trial.name}: its record names participant {name!r}, not {_participant(std)!r}")
-    if problems and not force:
-        raise MergeRefused("refused (--force merges anyway):\n  " + "\n  ".join(problems))
+    return problems
+
+
+def _trial_problems(job: JobDir, std: JobStandard, names: list[str], seen: dict[str, str], tally: Tally | None) -> list[str]:
+    """One job's trials held to it, each result.json read once (merge_reads.py): the same checks, in the same order, as a
+    trial-by-trial loop over `TrialDir.read_result()` and `read_trial_own()`."""
+    problems: list[str] = []
+    participant = _participant(std)
+    wants = (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset), ("control", std.control))
+    folder = str(job.path)
+    for name, result in read_results(folder, names):
+        if result is None:
+            continue
+        if tally is not None:
+            tally.add(result)
+        if name in seen:  # the trial's name is its unit and attempt
+            raise MergeRefused(f"refused: two trials of one unit: {name} is in {seen[name]} and in {job.name}")
+        seen[name] = job.name
+        try:
+            own = own_fields(result, f"{folder}/{name}/result.json")
+        except JobRecordError as exc:
+            raise MergeRefused(f"refused: {exc}") from None
+        for key, want in wants:
+            have = own[key] if own is not None else None
+            if have != want:
+                problems.append(f"{job.name}/{name}: its record names {key} {have!r}, not {want!r}")
+        agent = (result.get("agent_info") or {}).get("name")
+        if agent != participant:
+            problems.append(f"{job.name}/{name}: its record names participant {agent!r}, not {participant!r}")
     return problems
 
 
@@ -148,11 +171,34 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
     if out.exists():
         raise MergeRefused(f"refused: {out} exists already")
     configs = [j.read_config() for j in jobs]
-    stds = _standards(jobs)
+    stds = _standards_of(jobs, configs)
+    names = [job.trial_names() for job in jobs]  # one scan of each job's folder, for the checks and the links alike
     tally = Tally(stds[0].kind, per_unit=any(s.repeat > 1 for s in stds), proof=proof_tally(stds[0]))  # one attempt a unit: trial names are units, unique
-    despite = check(jobs, force, tally)
+    despite = check(jobs, force, tally, names, stds)
+    std = _merged_standard(jobs, stds, despite)
+    merged = _merged_config(configs, std, out)
+    target = JobDir(out)
+    out.mkdir(parents=True)
+    locked = link_trials([(str(job.path), name) for job, held in zip(jobs, names, strict=True) for name in held], str(out))
+    target.write_config(merged)
+    write_job_lock(target, merged.get("n_concurrent_trials") or 1, names=sorted(locked))
+    planned = len(std.planned_trials)
+    absent = absent_shards(stds)
+    # the shards' trials, summed as a run's are: a merge of every planned trial of every shard is a finished run's
+    whole = tally.completed == planned and not absent
+    bench_calls = [c for job in jobs for c in read_json_lines(job.path / BENCH_RECORD / "calls.jsonl")]
+    result = tallied(std, tally, planned, final=True, state="finished" if whole else "incomplete",
+                     started_at=min(s.created_at for s in stds), bench_calls=bench_calls or None)
+    if absent:
+        result["standard"]["absent_shards"] = absent
+    target.write_result(result)
+    return result
+
+
+def _merged_standard(jobs: list[JobDir], stds: list[JobStandard], despite: list[str]) -> JobStandard:
+    """The merged job's `standard`: the first shard's, with each shard in `merged_from` and every shard's planned trials."""
     options = [s.options for s in stds]
-    std = attrs.evolve(
+    return attrs.evolve(
         stds[0],
         job_id=str(uuid.uuid4()),
         created_at=iso(utcnow()),
@@ -167,45 +213,16 @@ def merge(paths: list[Path], out: Path, force: bool = False) -> dict[str, Any]:
         options=options[0] if all(o == options[0] for o in options) else None,
         planned_trials=[t for s in stds for t in s.planned_trials],
     )
-    merged = copy.deepcopy(configs[0])
+
+
+def _merged_config(configs: list[dict[str, Any]], std: JobStandard, out: Path) -> dict[str, Any]:
+    """The merged job's config.json: the first shard's, with the merged `standard`, every shard's task names, its own name."""
+    # `standard` is replaced whole (in its place among the keys): the rest is copied, not its 100,000 planned trials
+    merged = {key: copy.deepcopy(value) if key != "standard" else None for key, value in configs[0].items()}
     merged["standard"] = written(std)
     merged["datasets"] = [
         {**merged["datasets"][0], "task_names": sorted({t for cfg in configs for t in cfg["datasets"][0].get("task_names", [])})}
     ]
     merged["job_name"] = out.name
     merged["jobs_dir"] = str(out.parent)
-    target = JobDir(out)
-    out.mkdir(parents=True)
-    for job in jobs:
-        for name in job.trial_names():
-            _link_tree(f"{job.path}/{name}", f"{out}/{name}")
-    target.write_config(merged)
-    write_job_lock(target, merged.get("n_concurrent_trials") or 1)
-    planned = len(std.planned_trials)
-    absent = absent_shards(stds)
-    # the shards' trials, summed as a run's are: a merge of every planned trial of every shard is a finished run's
-    whole = tally.completed == planned and not absent
-    bench_calls = [c for job in jobs for c in read_json_lines(job.path / BENCH_RECORD / "calls.jsonl")]
-    result = tallied(std, tally, planned, final=True, state="finished" if whole else "incomplete",
-                     started_at=min(s.created_at for s in stds), bench_calls=bench_calls or None)
-    if absent:
-        result["standard"]["absent_shards"] = absent
-    target.write_result(result)
-    return result
-
-
-def _link_tree(source: str, target: str) -> None:
-    """`source`'s files hard-linked under `target` (a link kept a link), folder by folder: one scan of each folder."""
-    os.mkdir(target)
-    with os.scandir(source) as entries:
-        for entry in entries:
-            src, dst = entry.path, f"{target}/{entry.name}"
-            if entry.is_symlink():
-                os.symlink(os.readlink(src), dst)
-            elif entry.is_dir():
-                _link_tree(src, dst)
-            else:
-                try:
-                    os.link(src, dst)
-                except OSError:  # another filesystem: a copy is the only way
-                    shutil.copy2(src, dst)
+    return merged
