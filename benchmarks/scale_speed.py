@@ -15,7 +15,9 @@ For each size, in one run of this script: `nullius run gsm8k-scale oracle
 -j 4` (wall time, CPU, peak RSS of the whole process tree, and of its largest
 process), the direct path over the same items (the scale driver alone over
 one pipe, as controls_speed.py's), their difference per unit, one passed
-trial's folder (inodes, bytes allocated, bytes written) and the whole job's;
+trial's folder (inodes, bytes allocated, bytes written) and the whole job's,
+the filesystem's own floor (that trial's folders and files written again,
+up to 20,000 times, by this process alone: `layout_floor`);
 for the merge sizes, two shard jobs (`--shard 1/2`, `2/2`) and `nullius
 merge` of them. `--python` runs another checkout's Nullius (a "before"
 venv) on the same data. Outputs are deleted after each size.
@@ -30,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -134,6 +137,31 @@ def trial_disk(trial: Path) -> dict:
     return {"inodes": inodes, "allocated_bytes": allocated, "written_bytes": written}
 
 
+def layout_floor(trial: Path, count: int, into: Path) -> dict:
+    """The filesystem's own cost of a job's trials: `count` copies of one trial's folders and files (the same names and
+    bytes, each file through a temporary file renamed into place, as Nullius writes them), made in this process alone,
+    then removed. What no harness writing Harbor's layout here can go below."""
+    files = [(os.path.relpath(os.path.join(d, n), trial), Path(d, n).read_bytes()) for d, _, names in os.walk(trial) for n in names]
+    folders = sorted({os.path.dirname(rel) for rel, _ in files if os.path.dirname(rel)})
+    into.mkdir()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(count):
+        base = f"{into}/t{i}"
+        os.mkdir(base)
+        for folder in folders:
+            os.mkdir(f"{base}/{folder}")
+        for rel, data in files:
+            tmp = f"{base}/{rel}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, data)
+            os.close(fd)
+            os.replace(tmp, f"{base}/{rel}")
+    out = {"cpu_ms_per_unit": round(1000 * (time.process_time() - cpu) / count, 3),
+           "wall_ms_per_unit": round(1000 * (time.perf_counter() - wall) / count, 3)}
+    shutil.rmtree(into)
+    return out
+
+
 def job_disk(job: Path) -> dict:
     inodes = allocated = 0
     for folder, dirs, files in os.walk(job):
@@ -166,6 +194,8 @@ def one_size(size: int, python: str, root: Path, env: dict, merge: bool) -> dict
     out["overhead_ms_per_unit"] = round(1000 * (run["wall_s"] - direct["wall_s"]) / size, 3)
     out["cpu_overhead_ms_per_unit"] = round(1000 * (run["cpu_s"] - direct["cpu_s"]) / size, 3)
     out["wall_ratio_over_direct"] = round(run["wall_s"] / direct["wall_s"], 2)
+    out["layout_floor"] = layout_floor(job / "u0001", min(size, 20000), root / "floor")
+    out["cpu_overhead_over_floor_ms_per_unit"] = round(out["cpu_overhead_ms_per_unit"] - out["layout_floor"]["cpu_ms_per_unit"], 3)
     shutil.rmtree(job)
     if merge:
         halves = []

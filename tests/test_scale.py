@@ -16,9 +16,12 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.names import Names
 from nullius_core.jobs.report import report
 from nullius_core.jobs.standard import standard_of
 from nullius_core.jobs.tally import Tally
+from nullius_core.run.plan import PlannedTrials
+from nullius_core.run.shard import Shard, plan
 from nullius_core.testing import run_cli
 from nullius_core.testing.seeds import gsm8k_seed
 
@@ -139,7 +142,7 @@ def test_what_the_run_keeps_per_trial_does_not_grow_with_the_trials(tmp_path):
         return grown
 
     small, big = held(2000), held(8000)
-    assert (big - small) / 6000 < 64, (small, big)  # a reference in a list, not a record of a few KB
+    assert (big - small) / 6000 < 24, (small, big)  # its name's text and its end in Harbor's lists (Names), not a record of a few KB
 
 
 def test_the_summary_reads_one_trial_at_a_time(nullius_env, tmp_path):
@@ -147,3 +150,58 @@ def test_the_summary_reads_one_trial_at_a_time(nullius_env, tmp_path):
     assert run_cli(["run", "faulty", "oracle", "--job-name", "o"], env).code == 0
     read = report(tmp_path / "o")
     assert read.outcomes["not run"] == 0 and read.slowest is not None and read.outcomes["passed"] == 12
+
+
+def test_names_are_a_list_of_str_held_in_a_few_bytes_each():
+    names = Names(["u0", "é-1", ""])
+    names.append("last")
+    assert names == ["u0", "é-1", "", "last"] and list(names) == ["u0", "é-1", "", "last"] and len(names) == 4
+    assert names[1] == "é-1" and names[-1] == "last" and names[1:3] == ["é-1", ""] and copy.deepcopy(names) == names
+    assert names != ["u0"] and Names(["a"]) == Names(["a"])
+    try:
+        names[4]
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("past the end must raise IndexError")
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    many = Names(f"u{i:06d}" for i in range(100_000))
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(many) == 100_000 and many[99_999] == "u099999"
+    assert grown / 100_000 < 7 + 8 + 4, grown  # its text and its end (and the buffers' slack), not a str object of ~56 bytes
+
+
+def test_a_plan_of_100000_units_holds_a_few_bytes_a_unit_and_makes_each_trial_when_taken():
+    units = Names(f"u{i:06d}" for i in range(100_000))
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    trials = PlannedTrials(plan(units, Shard(1, 2), None), repeat=2)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown / len(trials.chosen) < 32, grown  # the unit's text, its end and its position; no Work a trial
+    taken = iter(trials)
+    first, second = next(taken), next(taken)
+    unit = trials.chosen.units[0]
+    assert (first.unit, first.attempt, first.trial_name) == (unit, 1, f"{unit}r1") and (second.attempt, second.trial_name) == (2, f"{unit}r2")
+    assert len(trials) == 2 * len(trials.chosen) and all(Shard(1, 2).holds(u) for u in trials.units())
+    assert [p.unit for p in plan(units, None, 3)] == ["u000000", "u000001", "u000002"]
+    assert [p.position for p in plan(units, Shard(2, 2), 2)] == [i for i, u in enumerate(units) if Shard(2, 2).holds(u)][:2]
+
+
+def test_a_control_run_uses_its_empty_workspaces_again_and_a_written_one_is_the_trials(nullius_env, tmp_path):
+    """An empty spare workspace goes to the next unit; one the driver wrote into ends in its trial as a repository."""
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path)}
+    for name, args in {"plain": [], "written": ["--bench-option", "mode=workspace"]}.items():
+        result = run_cli(["run", "faulty", "oracle", "-j", "2", "--job-name", name, *args], env)
+        assert result.code == 0, result.output
+        assert not (tmp_path / name / ".work" / "spare").exists()  # the spares end with the run
+    plain = sorted(p for p in (tmp_path / "plain").iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert len(plain) == 12 and not any((t / ".work").exists() for t in plain)
+    written = sorted(p for p in (tmp_path / "written").iterdir() if p.is_dir() and not p.name.startswith("."))
+    for trial in written:
+        workspace = trial / ".work" / "workspace"
+        assert (workspace / "README.md").is_file() and (workspace / ".git").is_dir(), trial.name
+        assert json.loads((trial / "result.json").read_text())["standard"]["passed"] is True, trial.name
+    assert len(written) == 12

@@ -17,6 +17,9 @@ the job's `harbor` block leaves Harbor's version empty (Harbor did not run).
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from nullius_core.fsutil import write_json_atomic
@@ -62,13 +65,14 @@ def write_job_lock(job: JobDir, concurrency: int, names: list[str] | None = None
 
     `names`, sorted, are the only trials that may hold one, when the caller knows (a merge saw each trial's files as it
     linked them): the job is then not scanned again, nor a lock looked for in every trial."""
-    trials = []
-    for name in job.trial_names() if names is None else names:  # names, not a Path each: a job of 100,000 trials is scanned, never held
+    found: list[tuple[str, Any]] = []
+    for name in _folders(job.path) if names is None else names:  # scanned, never listed: a job of 100,000 trials held no list
         try:
             with open(f"{job.path}/{name}/{LOCK}", encoding="utf-8") as handle:
-                trials.append(json.load(handle))
-        except FileNotFoundError:
+                found.append((name, json.load(handle)))
+        except (FileNotFoundError, NotADirectoryError):
             continue
+    trials = [lock for _, lock in sorted(found, key=lambda pair: pair[0])]  # by trial name, as the trials are listed
     if not trials:
         return
     lock = {
@@ -80,3 +84,11 @@ def write_job_lock(job: JobDir, concurrency: int, names: list[str] | None = None
         "trials": trials,
     }
     write_json_atomic(job.path / LOCK, lock)
+
+
+def _folders(job: Path) -> Iterator[str]:
+    """The job's folders but its own (`.work`), as the scan finds them."""
+    with os.scandir(job) as entries:
+        for entry in entries:
+            if not entry.name.startswith(".") and entry.is_dir():
+                yield entry.name

@@ -222,7 +222,7 @@ class JobStandard:
     limit: int | None
     concurrency: int
     purpose: str | None
-    planned_trials: list[str]
+    planned_trials: list[str]  # a run holds it as jobs.names.Names (engine._set_out): ~10 bytes a trial, not ~70
     driver: DriverRecord
     plugins: dict[str, Any]
     source: str

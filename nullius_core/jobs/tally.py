@@ -25,6 +25,7 @@ from typing import Any
 from nullius_core.failures import in_mean
 from nullius_core.jobs import attempts
 from nullius_core.jobs.costs import TOKENS, cost_of
+from nullius_core.jobs.names import Names
 from nullius_core.jobs.replay_proof import ProofTally
 from nullius_core.jobs.stats import Z, error_phases, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, unit_of, wilson
 
@@ -37,8 +38,8 @@ class _Eval:
     def __init__(self) -> None:
         self.n_trials = 0
         self.n_errors = 0
-        self.reward_stats: dict[str, dict[str, list[str]]] = {}
-        self.exception_stats: dict[str, list[str]] = {}
+        self.reward_stats: dict[str, dict[str, Names]] = {}  # Harbor's lists of trial names, compact (jobs/names.py)
+        self.exception_stats: dict[str, Names] = {}
         self.mean_sum = 0.0
         self.mean_n = 0
 
@@ -107,10 +108,10 @@ class Tally:
         if rewards is not None:
             entry.n_trials += 1
             for name, value in rewards.items():
-                entry.reward_stats.setdefault(name, {}).setdefault(_key(value), []).append(trial["trial_name"])
+                entry.reward_stats.setdefault(name, {}).setdefault(_key(value), Names()).append(trial["trial_name"])
         exception = trial.get("exception_info")
         if exception is not None:
-            entry.exception_stats.setdefault(exception["exception_type"], []).append(trial["trial_name"])
+            entry.exception_stats.setdefault(exception["exception_type"], Names()).append(trial["trial_name"])
             entry.n_errors += 1
             self.errored += 1
             if exception["exception_type"] == "CancelledError":
@@ -179,7 +180,10 @@ class Tally:
         for key, entry in self.evals.items():
             evals[key] = {"n_trials": entry.n_trials, "n_errors": entry.n_errors,
                           "metrics": [{"mean": entry.mean_sum / entry.mean_n if entry.mean_n else 0.0}],
-                          "pass_at_k": {}, "reward_stats": entry.reward_stats, "exception_stats": entry.exception_stats}
+                          "pass_at_k": {},
+                          "reward_stats": {name: {value: list(names) for value, names in by_value.items()}
+                                           for name, by_value in entry.reward_stats.items()},
+                          "exception_stats": {kind: list(names) for kind, names in entry.exception_stats.items()}}
         if self.per_unit:
             self._per_unit_stats(evals)
         out: dict[str, Any] = {

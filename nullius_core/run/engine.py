@@ -13,6 +13,8 @@ import shutil
 import signal
 import tempfile
 import time
+from collections import deque
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from nullius_core.jobs.job_result import tallied
 from nullius_core.jobs.replay_proof import proof_tally
 from nullius_core.jobs.tally import Tally
 from nullius_core.jobs.layout import BENCH_RECORD, JobDir
+from nullius_core.jobs.names import Names
 from nullius_core.jobs.locks import write_job_lock
 from nullius_core.jobs.standard import JobRecordError, JobStandard, read_job_standard
 from nullius_core.jobs.records import iso, utcnow
@@ -39,18 +42,19 @@ from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.server import Relay
 from nullius_core.run import budget, scope
 from nullius_core.run.bench_relay import start_bench_relay
+from nullius_core.run.control_place import Spares
 from nullius_core.run.environments import BoxLender
 from nullius_core.run.folders import MANIFEST, changed
 from nullius_core.run.job_config import job_config
 from nullius_core.run.participant import start_served
-from nullius_core.run.plan import resumed_work, set_aside, unit_problem
+from nullius_core.run.plan import PlannedTrials, resumed_work, set_aside, unit_problem
 from nullius_core.run.prepare import Prepared, RunRefused, prepare, with_driver_licences
 from nullius_core.run.progress import Progress, done_fields, first_line
 from nullius_core.run.provider_watch import ProviderWatch
 from nullius_core.run.shard import plan
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.trial_result import TrialOutcome
-from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial, trial_name
+from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial
 from nullius_core.session import Session
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
@@ -72,6 +76,9 @@ class Engine:
         self._tally: Tally | None = None  # the results so far, as running figures (jobs/tally.py): no trial's record is held
         self._waiting: dict[str, dict[str, Any]] = {}  # rate-limited trials to run again: their first results stand until then
         self._in_flight: set[str] = set()  # the trials running now
+        self._spares: Spares | None = None  # a control run's empty workspaces, removed at its end
+        self._std: JobStandard | None = None
+        self._told: dict[str, dict[str, Any]] = {}  # the config written, until run_started is told it  # the job's standard block, once config.json is written or read
         self._drivers: list[Driver] = []
         self._spare: Driver | None = None
         self._last_result = 0.0
@@ -133,7 +140,7 @@ class Engine:
             prepared, relay = await self._open(job, prepared, backend, served, resuming)
             facts, work, todo = await self._set_out(job, prepared, backend, relay, started, resuming, retry_errors)
             self._write_result(job, facts.standard, len(work), started, final=False, running=0)
-            self.session.hooks.run_started(event=self._started_event(job, job.read_config(), prepared, work))
+            self.session.hooks.run_started(event=self._started_event(job, self._told.pop("config"), prepared, work))
             self._units_task = task  # --max-cost cancels it while units run, and never the clean-up after
             try:
                 await self._run_all(facts, todo, backend, len(work), started)
@@ -148,6 +155,8 @@ class Engine:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             await asyncio.shield(self._close(backend))
+            if self._spares is not None:
+                self._spares.close()
             licences.remove()
             remove_run(job.name)
             if self._relay is not None:
@@ -198,7 +207,7 @@ class Engine:
         return prepared, relay
 
     async def _set_out(self, job: JobDir, prepared: Prepared, backend: Backend, relay: Relay | None, started: datetime,
-                       resuming: bool, retry_errors: bool) -> tuple[RunFacts, list[Work], list[Work]]:
+                       resuming: bool, retry_errors: bool) -> tuple[RunFacts, PlannedTrials, Sequence[Work]]:
         """The units planned, config.json written (or read, resuming), and what every trial shares."""
         units = await self._units(prepared)
         in_scope, out_of_scope = scope.split(self.spec.variant, units, prepared.bench.ref)
@@ -212,7 +221,10 @@ class Engine:
             job.write_config(config)
             if prepared.folder is not None:  # what the folder held when the job ran: `sha256sum -c` checks it
                 (job.path / MANIFEST).write_text(prepared.folder.manifest())
+        self._told["config"] = config  # for run_started, then dropped: never read back whole from config.json
         std = self._standard_of(job, config)
+        # held for the whole run, so its planned trials compactly; _finish uses it, not config.json read back whole
+        std = self._std = attrs.evolve(std, planned_trials=Names(std.planned_trials))
         self._tally = Tally(std.kind, per_unit=std.repeat > 1, proof=proof_tally(std))  # one attempt a unit: pass@k, pass^k and attempts are empty
         if resuming and prepared.folder is not None and changed(prepared.folder, std.dataset_sha256):
             raise RunRefused(f"{changed(prepared.folder, std.dataset_sha256)}; resume it as it was, or run it as a new job")
@@ -221,15 +233,22 @@ class Engine:
         todo = self._todo(job, work, retry_errors) if resuming else work
         facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
                          relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter,
-                         hold_score=self.spec.hold_score)
+                         hold_score=self.spec.hold_score, spares=self._spares_for(job))
         self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
         return facts, work, todo
+
+    def _spares_for(self, job: JobDir) -> Spares | None:
+        """A control run's spare workspaces (run/control_place.py); not with --hold-score, whose workspace stays in the trial."""
+        if self.spec.control is None or self.spec.hold_score:
+            return None
+        self._spares = Spares(job.path / ".work" / "spare")
+        return self._spares
 
     def _finish(self, job: JobDir, started: datetime, state: str) -> RunOutcome:
         """The final result.json, said and told to the observers."""
         if not job.config_file.exists():
             raise RunRefused("the run was cancelled before it started")
-        std = self._standard_of(job, job.read_config())
+        std = self._std if self._std is not None else self._standard_of(job, job.read_config())
         stopped = None
         if state == "stopped":
             stopped = self._watch.stop if self._watch is not None and self._watch.stop else self._meter.stopped if self._meter else None
@@ -269,7 +288,7 @@ class Engine:
 
     # --- planning ------------------------------------------------------------
 
-    async def _units(self, prepared: Prepared) -> list[str]:
+    async def _units(self, prepared: Prepared) -> Names:
         driver = self._new_driver(prepared)
         try:
             request = {"dataset": prepared.dataset_name, **({"setup": prepared.setup_request} if prepared.setup_request else {})}
@@ -281,15 +300,10 @@ class Engine:
         problem = unit_problem(units, prepared.units_pin)
         if problem:
             raise RunRefused(f"{prepared.bench.ref}: the driver's units: {problem}")
-        return list(units)  # type: ignore[arg-type]
+        return Names(units)  # type: ignore[arg-type]  # compact: 100,000 ids are ~1 MB, not ~7
 
-    def _plan(self, units: list[str]) -> list[Work]:
-        chosen = plan(units, self.spec.shard, self.spec.limit)
-        return [
-            Work(unit=p.unit, position=p.position, attempt=a, trial_name=trial_name(p.unit, a, self.spec.repeat))
-            for p in chosen
-            for a in range(1, self.spec.repeat + 1)
-        ]
+    def _plan(self, units: Iterable[str]) -> PlannedTrials:
+        return PlannedTrials(plan(units, self.spec.shard, self.spec.limit), self.spec.repeat)
 
     @staticmethod
     def _standard_of(job: JobDir, config: dict[str, Any]) -> JobStandard:
@@ -298,7 +312,7 @@ class Engine:
         except JobRecordError as exc:  # a resumed job's config.json that is not one
             raise RunRefused(f"{exc}: not a job's config.json") from None
 
-    def _todo(self, job: JobDir, work: list[Work], retry_errors: bool) -> list[Work]:
+    def _todo(self, job: JobDir, work: PlannedTrials, retry_errors: bool) -> list[Work]:
         """On resume: the trials without a standing result (those that stand are this run's results already)."""
         assert self._tally is not None
         return resumed_work(job, work, retry_errors, self._tally.add)
@@ -310,10 +324,9 @@ class Engine:
         self._drivers.append(driver)
         return driver
 
-    async def _run_all(self, facts: RunFacts, todo: list[Work], backend: Backend, total: int, started: datetime) -> None:
-        queue: asyncio.Queue[Work] = asyncio.Queue()
-        for item in todo:
-            queue.put_nowait(item)
+    async def _run_all(self, facts: RunFacts, todo: Sequence[Work], backend: Backend, total: int, started: datetime) -> None:
+        planned = iter(todo)  # each Work made when a worker takes it (run/plan.py), never a queue of them all
+        again: deque[Work] = deque()  # a rate-limited unit's run again, after every unit waiting
         assert self._tally is not None
         done = self._tally.completed
         running = 0
@@ -325,9 +338,8 @@ class Engine:
             while True:
                 if self._watch is not None and self._watch.stop is not None:
                     return  # the provider failed three units in a row: no unit more is started
-                try:
-                    item = queue.get_nowait()
-                except asyncio.QueueEmpty:
+                item = next(planned, None) or (again.popleft() if again else None)
+                if item is None:
                     return
                 if not driver.alive:
                     await driver.close()
@@ -349,7 +361,7 @@ class Engine:
                 self._in_flight.discard(item.trial_name)
                 if self._runs_again(facts, item, outcome):
                     self._said_again(facts, item, outcome, done, total)
-                    queue.put_nowait(attrs.evolve(item, again=True))  # after the units waiting now: the limit may have passed
+                    again.append(attrs.evolve(item, again=True))  # after the units waiting now: the limit may have passed
                     continue
                 done += 1
                 self._finished(facts, item, outcome, done, total, started, running)
@@ -454,7 +466,7 @@ class Engine:
         self._last_result = time.monotonic()
         return result
 
-    def _started_event(self, job: JobDir, config: dict[str, Any], prepared: Prepared, work: list[Work]) -> RunStarted:
+    def _started_event(self, job: JobDir, config: dict[str, Any], prepared: Prepared, work: PlannedTrials) -> RunStarted:
         return RunStarted(
             job_name=job.name,
             job_dir=job.path,
@@ -464,7 +476,7 @@ class Engine:
             control=self.spec.control,
             model=self.spec.model,
             backend=prepared.backend.name,
-            units=tuple(dict.fromkeys(w.unit for w in work)),
+            units=tuple(work.units()),
             repeat=self.spec.repeat,
             config=config,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,11 @@ from nullius_core.jobs.standard import (AgentRecord, BenchRelayRecord, DriverRec
 from nullius_core.contracts.backend import Backend
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.spec import RunSpec
-from nullius_core.run.unit import Work
+from nullius_core.run.plan import PlannedTrials
 from nullius_core.variants import StagedVariant
 
 
-def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: Prepared, units: list[str], work: list[Work], started: datetime,
+def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: Prepared, units: Sequence[str], work: PlannedTrials, started: datetime,
                backend: Backend, out_of_scope: list[str] | None = None) -> dict[str, Any]:
     """The job's config.json: Harbor's JobConfig fields, and all the standard records of the run in `standard`."""
     bench = prepared.bench
@@ -34,7 +35,7 @@ def job_config(spec: RunSpec, versions: dict[str, Any], job: JobDir, prepared: P
         "n_concurrent_trials": spec.concurrency,
         "agents": [{"name": spec.participant, "model_name": spec.model}],
         "environment": environment_of(prepared.backend.name),  # else Harbor reads every job as docker
-        "datasets": [{"path": str(prepared.folder.path if prepared.folder else prepared.entry.folder), "task_names": sorted({w.unit for w in work})}],
+        "datasets": [{"path": str(prepared.folder.path if prepared.folder else prepared.entry.folder), "task_names": sorted(work.units())}],
         "standard": written(JobStandard(
             job_id=str(uuid.uuid4()),
             created_at=iso(started),
@@ -103,11 +104,11 @@ def _voice(prepared: Prepared, role: str) -> VoiceRecord | None:
     return VoiceRecord(**voice.record()) if voice is not None else None
 
 
-def _shard(spec: RunSpec, units: list[str], work: list[Work]) -> Shard | None:
+def _shard(spec: RunSpec, units: Sequence[str], work: PlannedTrials) -> Shard | None:
     if spec.shard is None:
         return None
     return Shard(index=spec.shard.index, of=spec.shard.of, units_total=len(units), partition="sha256(unit id) mod N",
-                 planned=sorted({w.unit for w in work}, key=units.index), limit=spec.limit)
+                 planned=list(work.units()), limit=spec.limit)  # the plan keeps the driver's order
 
 
 def agent_record(prepared: Prepared) -> AgentRecord | None:

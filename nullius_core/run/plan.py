@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from nullius_core.failures import stands_on_resume
 from nullius_core.jobs.layout import JobDir
-from nullius_core.run.unit import Work
+from nullius_core.run.shard import Plan
+from nullius_core.run.unit import Work, trial_name
 
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -62,3 +63,26 @@ def unit_problem(units: Any, pinned: int | None) -> str | None:
     if pinned is not None and len(units) != pinned:
         return f"{len(units)} units, but the dataset pins {pinned}"
     return None
+
+
+class PlannedTrials:
+    """A run's trials in order, each chosen unit's attempts together, made as they are taken (a run of 100,000 units holds
+    its plan compactly, not a `Work` a trial)."""
+
+    __slots__ = ("chosen", "repeat")
+
+    def __init__(self, chosen: Plan, repeat: int) -> None:
+        self.chosen = chosen
+        self.repeat = repeat
+
+    def __len__(self) -> int:
+        return len(self.chosen) * self.repeat
+
+    def __iter__(self) -> Iterator[Work]:
+        for p in self.chosen:
+            for attempt in range(1, self.repeat + 1):
+                yield Work(unit=p.unit, position=p.position, attempt=attempt, trial_name=trial_name(p.unit, attempt, self.repeat))
+
+    def units(self) -> Iterator[str]:
+        """The chosen units, in the driver's order."""
+        return iter(self.chosen.units)

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
+from collections.abc import Iterable, Iterator
 
 import attrs
+
+from nullius_core.jobs.names import Names
 
 
 @attrs.frozen
@@ -46,6 +50,32 @@ class Planned:
     position: int
 
 
-def plan(units: list[str], shard: Shard | None, limit: int | None) -> list[Planned]:
-    chosen = [Planned(u, i) for i, u in enumerate(units) if shard is None or shard.holds(u)]
-    return chosen[:limit] if limit is not None else chosen
+class Plan:
+    """The units chosen to run and their places, held compactly (jobs/names.py): a run of 100,000 units keeps a few
+    bytes a unit, not an object; each `Planned` is made when it is read."""
+
+    __slots__ = ("units", "positions")
+
+    def __init__(self) -> None:
+        self.units = Names()
+        self.positions = array("q")
+
+    def add(self, unit: str, position: int) -> None:
+        self.units.append(unit)
+        self.positions.append(position)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __iter__(self) -> Iterator[Planned]:
+        return (Planned(u, p) for u, p in zip(self.units, self.positions))
+
+
+def plan(units: Iterable[str], shard: Shard | None, limit: int | None) -> Plan:
+    chosen = Plan()
+    for position, unit in enumerate(units):
+        if limit is not None and len(chosen) >= limit:
+            break
+        if shard is None or shard.holds(unit):
+            chosen.add(unit, position)
+    return chosen

@@ -94,6 +94,7 @@ class RunFacts:
     boxes: BoxLender | None = None  # when the run's backend has no boxes of its own
     meter: CostMeter | None = None  # the relay's: its `stopped` says why --max-cost cancelled the run
     hold_score: bool = False  # --hold-score: no unit is scored now; each keeps what `score` needs (held.py)
+    spares: control_place.Spares | None = None  # a control run's empty workspaces, used again (control_place.py)
 
     @property
     def participant(self) -> str:
@@ -198,7 +199,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
     ran.exception = ran.exception or ran.agent_failure  # a timed-out agent is still scored, and its timeout recorded
     outcome = write_trial(facts, work, trial, config, ran, finished)
     if control:
-        control_place.tidy(trial, ran.place, ran.bare, scored=outcome.reward is not None)
+        control_place.tidy(trial, ran.place, ran.bare, scored=outcome.reward is not None, spares=facts.spares)
     if cancelled:
         raise TrialCancelled(outcome)
     return outcome
@@ -207,7 +208,7 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
 async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, backend: Backend) -> dict[str, Any]:
     """The unit's place, the driver's `setup` (committed), the unit's environment: the setup reply."""
     prepared = facts.prepared
-    place, ran.bare = await control_place.open_place(backend, trial, facts.control is not None)
+    place, ran.bare = await control_place.open_place(backend, trial, facts.control is not None, facts.spares)
     ran.place = place
     if not ran.bare:  # a backend's own place (a task's box writes into agent/ and verifier/): every folder, as for an agent
         trial.make()
@@ -215,7 +216,8 @@ async def _set_up(facts: RunFacts, ran: Ran, trial: TrialDir, driver: Driver, ba
         ran.base = {**ran.base, "sandbox": place.sandbox}
     setup = await _call(driver, "setup", {**ran.base, "dir": str(place.workspace)}, OP_SECONDS["setup"])
     if ran.bare:
-        ran.bare = await asyncio.to_thread(control_place.widen, trial, place, setup)
+        place, ran.bare = await asyncio.to_thread(control_place.widen, trial, place, setup)
+        ran.place = place
     capability_bench = prepared.bench.standard.family == "capability"
     prompt = setup.get("question") if capability_bench else setup.get("prompt")
     if not isinstance(prompt, str):
