@@ -44,7 +44,7 @@ async def pipe_both(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, 
     up_writer.close()
 
 
-async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def connect_to(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """A connection from the unit, made on to a service of this machine."""
     try:
         up_reader, up_writer = await asyncio.open_connection(*target)
@@ -56,7 +56,7 @@ async def _connect(target: tuple[str, int], reader: asyncio.StreamReader, writer
 
 async def tcp_behind(path: Path, target: tuple[str, int]) -> asyncio.AbstractServer:
     """A Unix socket at `path` whose every connection is joined to `target`, a TCP service of this machine."""
-    return await asyncio.start_unix_server(lambda r, w: _connect(target, r, w), path=str(path))
+    return await asyncio.start_unix_server(lambda r, w: connect_to(target, r, w), path=str(path))
 
 
 class McpListeners:

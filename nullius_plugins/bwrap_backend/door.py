@@ -19,7 +19,7 @@ import contextlib
 import os
 import urllib.parse
 
-from nullius_core.sandbox.door import McpListeners, pipe_both
+from nullius_core.sandbox.door import McpListeners, connect_to
 from nullius_plugins.bwrap_backend.maker import ListenerMaker, sandbox_pid
 
 RELAY_PORT = 61080
@@ -43,7 +43,7 @@ async def open_door(maker: ListenerMaker, info: int, block: int, relay_url: str,
     target = (relay.hostname or "127.0.0.1", relay.port or 80)
     servers: list[asyncio.AbstractServer] = []
     try:
-        servers.append(await asyncio.start_server(lambda r, w: _to_relay(target, r, w), sock=relay_sock))
+        servers.append(await asyncio.start_server(lambda r, w: connect_to(target, r, w), sock=relay_sock))
         servers.append(await asyncio.start_server(lambda r, w: _to_mcp(mcp, r, w), sock=mcp_sock))
     except BaseException:
         for server in servers:
@@ -53,15 +53,6 @@ async def open_door(maker: ListenerMaker, info: int, block: int, relay_url: str,
         raise
     os.write(block, b"\n")  # bwrap reads one byte, then runs the agent
     return servers
-
-
-async def _to_relay(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        up_reader, up_writer = await asyncio.open_connection(*target)
-    except OSError:
-        writer.close()
-        return
-    await pipe_both(reader, writer, up_reader, up_writer)
 
 
 async def _to_mcp(mcp: McpListeners | None, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
