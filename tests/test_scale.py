@@ -61,6 +61,17 @@ def test_a_gsm8k_oracle_trial_is_small_and_whole(env_shared_installs, tmp_path):
     assert summary["passed"] == 20 and summary["state"] == "finished"
 
 
+def test_a_control_run_loads_no_relay(env_shared_installs, tmp_path):
+    """A control's units call no model: the run imports neither the relay's server nor aiohttp (14 MB a process)."""
+    env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
+    result = run_cli(["run", "gsm8k", "oracle", "--limit", "2", "--job-name", "g"], env)
+    assert result.code == 0, result.output[-3000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "nullius_core.run.engine" in imported  # the run's own imports are what this sees
+    assert not imported & {"aiohttp", "nullius_core.relay.server", "urllib.request"}, imported & {"aiohttp", "nullius_core.relay.server"}
+
+
 def _recomputed(job: Path) -> dict:
     """The job's result.json computed again from its trials' own files, in the order the run finished them."""
     order = [e["trial_name"] for e in read_json_lines(job / "events.jsonl") if e["type"] == "trial_finished" and not e.get("again")]
@@ -91,6 +102,8 @@ def _trial(i: int, rng: random.Random) -> dict:
     trial: dict = {"trial_name": f"{unit}r{i // 40 + 1}", "task_name": unit, "source": "test",
                    "agent_info": {"name": "ref", "model_info": {"name": "m"}}, "exception_info": None,
                    "standard": {"unit": unit, "outcome": "scored"}}
+    if i % 50:  # seconds that tie (slowest: the first of equals by name), and a trial without its times
+        trial.update(started_at="2026-12-04T01:00:00Z", finished_at=f"2026-12-04T01:00:{rng.choice([5, 9, 9, 12, 30]):02d}.5Z")
     roll = rng.random()
     if roll < 0.1:
         trial["exception_info"] = {"exception_type": rng.choice(["VerifierError", "CancelledError", "RateLimitedError"])}
@@ -120,6 +133,11 @@ def test_the_running_figures_say_what_the_figures_over_every_trial_say():
         figures, listed = tally.summary(450), stats.summary(trials, 450, kind)
         assert figures.pop("mean_ci95") == listed.pop("mean_ci95")  # the spread summed exactly, the interval to 4 places
         assert figures == listed
+        slowest = min((t for t in trials if t.get("finished_at", "").endswith(":30.5Z")), key=lambda t: t["trial_name"])
+        assert figures["slowest"] == {"trial": slowest["trial_name"], "seconds": 30.5}
+        shuffled = trials[:]
+        random.Random(3).shuffle(shuffled)
+        assert stats.summary(shuffled, 450, kind)["slowest"] == figures["slowest"]  # whatever order the trials came in
 
 
 def test_what_the_run_keeps_per_trial_does_not_grow_with_the_trials(tmp_path):
@@ -145,11 +163,24 @@ def test_what_the_run_keeps_per_trial_does_not_grow_with_the_trials(tmp_path):
     assert (big - small) / 6000 < 24, (small, big)  # its name's text and its end in Harbor's lists (Names), not a record of a few KB
 
 
-def test_the_summary_reads_one_trial_at_a_time(nullius_env, tmp_path):
+def test_an_ended_job_says_its_count_and_slowest_trial_and_a_running_one_is_read_trial_by_trial(nullius_env, tmp_path):
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path)}
     assert run_cli(["run", "faulty", "oracle", "--job-name", "o"], env).code == 0
-    read = report(tmp_path / "o")
+    job = tmp_path / "o"
+    read = report(job)
     assert read.outcomes["not run"] == 0 and read.slowest is not None and read.outcomes["passed"] == 12
+    written = json.loads((job / "result.json").read_text())
+    assert written["standard"]["slowest"] == {"trial": read.slowest.trial, "seconds": written["standard"]["slowest"]["seconds"]}
+
+    def read_again(standard: dict) -> object:
+        (job / "result.json").write_text(json.dumps({**written, "standard": standard}))
+        return report(job)
+
+    without = {k: v for k, v in written["standard"].items() if k != "slowest"}  # a job from before slowest was kept
+    assert read_again(without) == read
+    (job / "u0003" / "result.json").rename(job / "u0003" / "gone.json")
+    assert read_again(written["standard"]).outcomes["not run"] == 0  # an ended job's own count: no trial read again
+    assert read_again({**written["standard"], "state": "running"}).outcomes["not run"] == 1  # a running one's, read one at a time
 
 
 def test_names_are_a_list_of_str_held_in_a_few_bytes_each():

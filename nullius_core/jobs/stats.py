@@ -15,6 +15,7 @@ unit left out), counts of outcomes, and errors by kind and by phase.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from math import comb, sqrt
 from typing import Any
 
@@ -176,7 +177,9 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
     left_out: dict[str, int] = defaultdict(int)
     counted: list[tuple[float, float]] = []  # (reward, weight) of each trial in the mean
     breakdown: dict[str, dict[str, list[float]]] = {}
+    slowest = None
     for trial in trials:
+        slowest = slower(slowest, trial)
         own = trial.get("standard") or {}
         exception = trial.get("exception_info")
         rewards = rewards_of(trial)
@@ -211,6 +214,7 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
         "mean_ci95": interval([r for r, _ in counted], mean, kind),
         "errors": {name: errors[name] for name in sorted(errors)},
         "errors_by_phase": error_phases(errors),
+        "slowest": slowest,
     }
     if kind == "pass":
         out.update(passed=outcomes["passed"], failed=outcomes["failed"])
@@ -219,6 +223,28 @@ def summary(trials: list[dict[str, Any]], n_total: int, kind: str) -> dict[str, 
     if breakdown:
         out["parts"] = {by: {v: sum(r) / len(r) for v, r in groups.items()} for by, groups in breakdown.items()}
     return out
+
+
+def seconds_between(start: str | None, end: str | None) -> float | None:
+    """The seconds from one of a record's ISO times to another; None when either is missing or not a time."""
+    if not start or not end:
+        return None
+    try:
+        return (datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def slower(slowest: dict[str, Any] | None, trial: dict[str, Any]) -> dict[str, Any] | None:
+    """`standard.slowest` with `trial` seen too: the trial of the most seconds from start to finish, the first of equals by
+    name, so that any order of the same trials says the same (a run's, a merge's, a recount's)."""
+    seconds = seconds_between(trial.get("started_at"), trial.get("finished_at"))
+    name = trial.get("trial_name")
+    if seconds is None or not isinstance(name, str):
+        return slowest
+    if slowest is None or seconds > slowest["seconds"] or (seconds == slowest["seconds"] and name < slowest["trial"]):
+        return {"trial": name, "seconds": seconds}
+    return slowest
 
 
 def error_phases(errors: dict[str, int]) -> dict[str, int]:

@@ -27,7 +27,7 @@ from nullius_core.jobs import attempts
 from nullius_core.jobs.costs import TOKENS, cost_of
 from nullius_core.jobs.names import Names
 from nullius_core.jobs.replay_proof import ProofTally
-from nullius_core.jobs.stats import Z, error_phases, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, unit_of, wilson
+from nullius_core.jobs.stats import Z, error_phases, evals_key, pass_at_k, pass_hat_k, reward_of, rewards_of, slower, unit_of, wilson
 
 
 class _Eval:
@@ -80,9 +80,11 @@ class Tally:
         self.reported: float | None = None
         self.routes: list[dict[str, Any]] = []  # the trials' own `routes` blocks (an agent's trial with a judge or a simulator)
         self.served: list[dict[str, Any]] = []  # the trials' own `served` blocks (an agent's trial)
+        self.slowest: dict[str, Any] | None = None  # `standard.slowest`: the summary and `view` read it, not every trial
 
     def add(self, trial: dict[str, Any]) -> None:
         self._stats(trial)
+        self.slowest = slower(self.slowest, trial)
         self._summary(trial)
         self._costs(trial)
         if self.proof is not None:
@@ -225,6 +227,7 @@ class Tally:
             "mean_ci95": self._interval(mean),
             "errors": {name: self.errors[name] for name in sorted(self.errors)},
             "errors_by_phase": error_phases(self.errors),
+            "slowest": self.slowest,
         }
         if self.kind == "pass":
             out.update(passed=self.outcomes["passed"], failed=self.outcomes["failed"])

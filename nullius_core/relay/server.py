@@ -32,25 +32,16 @@ from nullius_core import jsonfast
 from nullius_core.contracts.model_api import ModelApi
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.limits import out_of_files, raise_open_files
-from nullius_core.plugins.registries import ProviderSpec
 from nullius_core.relay.cleaning import Cleaner, credential_name
 from nullius_core.relay.forward import HOP, Passage, error_reply, forward, ms_since
 from nullius_core.relay.meter import CostMeter
 from nullius_core.relay.pins import reads
 from nullius_core.relay.window import refused_for_window
 from nullius_core.relay.records import Recorder, Writer
+from nullius_core.relay.upstream import Upstream
 
 MAX_BODY = 32 * 1024 * 1024
 Kind = Literal["agent", "judge", "simulator", "benchmark"]  # benchmark: the run's own relay for a driver that embeds
-
-
-@attrs.frozen(kw_only=True)
-class Upstream:
-    """Where the relay forwards: a provider, its base URL, its key (held here and nowhere else)."""
-
-    provider: ProviderSpec
-    base_url: str
-    key: str | None
 
 
 @attrs.define(kw_only=True)

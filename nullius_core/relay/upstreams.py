@@ -15,7 +15,7 @@ from typing import Any
 
 from nullius_core.contracts.model_api import ModelApi
 from nullius_core.relay import pins
-from nullius_core.relay.server import Upstream
+from nullius_core.relay.upstream import Upstream
 from nullius_core.session import Session
 
 class RelayRefused(Exception):

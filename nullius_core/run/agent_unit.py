@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,11 +28,13 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.records import keep_record
 from nullius_core.relay.seal import seal
-from nullius_core.relay.server import Relay
 from nullius_core.run.prepare import Prepared, fill
 from nullius_core.run.steps import StepRun, StepTurns
 from nullius_core.run.turns import DriverTurns
 from nullius_core.run.unit_end import ending
+
+if TYPE_CHECKING:
+    from nullius_core.relay.server import Relay
 
 
 @attrs.define

@@ -11,23 +11,28 @@ and its token as OPENAI_API_KEY; the provider's key stays in the relay.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from nullius_core.contracts.refused import RunRefused
 from nullius_core.jobs.layout import BENCH_RECORD
 from nullius_core.relay import upstreams
-from nullius_core.relay.server import Relay
 from nullius_core.run import budget
 from nullius_core.run.prepare import Prepared
 from nullius_core.run.progress import Progress
 from nullius_core.session import Session
+
+if TYPE_CHECKING:
+    from nullius_core.relay.server import Relay
 
 ROUTE = "benchmark"
 
 
 async def start_bench_relay(session: Session, job: Path, prepared: Prepared, progress: Progress) -> tuple[Prepared, Relay]:
     """The relay started and its route added; the prepared run with the driver's environment pointing at it."""
+    from nullius_core.relay.server import Relay  # here: a run without a driver that embeds loads no aiohttp
+
     upstream = prepared.bench_upstream
     assert upstream is not None
     meter = budget.bench_meter(session.paths, upstream.provider.name, RunRefused)

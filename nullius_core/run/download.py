@@ -10,10 +10,8 @@ goes (progress.Ticker), through the caller's `say`.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -63,6 +61,9 @@ def download(url: str, target: Path, sha256: str, what: str, say: Say | None = N
 
 def _fetch(url: str, tmp: Path, say: Say | None) -> str:
     """The body of `url` written to `tmp`; its sha256."""
+    import http.client  # here: every run imports this module, few download (urllib is 2.5 MB a process)
+    import urllib.request
+
     digest = hashlib.sha256()
     got = [0]
     try:

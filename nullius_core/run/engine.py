@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -39,7 +39,6 @@ from nullius_core.plugins import ProviderServer
 from nullius_core.processes import lifetime
 from nullius_core.relay import upstreams
 from nullius_core.relay.meter import CostMeter
-from nullius_core.relay.server import Relay
 from nullius_core.run import budget, scope
 from nullius_core.run.bench_relay import start_bench_relay
 from nullius_core.run.control_place import Spares
@@ -56,6 +55,9 @@ from nullius_core.run.spec import RunSpec
 from nullius_core.run.trial_result import TrialOutcome
 from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial
 from nullius_core.session import Session
+
+if TYPE_CHECKING:
+    from nullius_core.relay.server import Relay
 
 RESULT_EVERY = 1.0  # seconds between rewrites of result.json while units run
 NOT_ERRORS = ("cancelled", "held")  # outcomes with an exception_type that a progress line says as they are, without a cause
@@ -274,6 +276,8 @@ class Engine:
             prepared = await start_served(prepared, served, self.spec.model, self.progress, RunRefused)
         upstream = prepared.relay_upstream
         assert upstream is not None
+        from nullius_core.relay.server import Relay  # here, not at the top: a control run loads no aiohttp (14 MB)
+
         options: dict[str, Any] = {}
         kind = Relay
         if self.spec.replay is not None:  # the job's own record answers the calls (relay/replay.py): another relay, not a branch per call

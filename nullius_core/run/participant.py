@@ -17,7 +17,7 @@ from nullius_core.definitions import DefinitionError, Resolved, ResolvedBenchmar
 from nullius_core.plugins.registries import AgentProtocolSpec, BackendSpec, ProviderRefused, ProviderServer, RunnerSpec, ServeContext
 from nullius_core.ports.fit import fit
 from nullius_core.relay import upstreams
-from nullius_core.relay.server import Upstream
+from nullius_core.relay.upstream import Upstream
 from nullius_core.run import install
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec

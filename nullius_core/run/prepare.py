@@ -28,7 +28,7 @@ from nullius_core.licences.handout import hand_out
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
 from nullius_core.relay import upstreams
 from nullius_core.relay.pins import Pin
-from nullius_core.relay.server import Upstream
+from nullius_core.relay.upstream import Upstream
 from nullius_core.run import data, install, upstream
 from nullius_core.run.bench_options import YOURS, applying, check_hosts, embeddings_model, refuse_given
 from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder

@@ -17,7 +17,7 @@ import attrs
 
 from nullius_core.definitions import ResolvedBenchmark
 from nullius_core.definitions.setups import original_method
-from nullius_core.relay.server import Upstream
+from nullius_core.relay.upstream import Upstream
 
 ORIGINAL = "original"  # the participant that is the upstream's own answerer
 
