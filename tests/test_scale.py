@@ -17,7 +17,7 @@ from nullius_core.jobs import attempts, costs, stats
 from nullius_core.jobs.job_result import job_result
 from nullius_core.jobs.layout import JobDir
 from nullius_core.jobs.names import Names
-from nullius_core.jobs.report import report
+from nullius_core.jobs.report import pick_trial, report
 from nullius_core.jobs.standard import standard_of
 from nullius_core.jobs.tally import Tally
 from nullius_core.run.plan import PlannedTrials
@@ -181,6 +181,25 @@ def test_an_ended_job_says_its_count_and_slowest_trial_and_a_running_one_is_read
     (job / "u0003" / "result.json").rename(job / "u0003" / "gone.json")
     assert read_again(written["standard"]).outcomes["not run"] == 0  # an ended job's own count: no trial read again
     assert read_again({**written["standard"], "state": "running"}).outcomes["not run"] == 1  # a running one's, read one at a time
+
+
+def test_view_picks_its_trial_reading_one_record_at_a_time_and_none_when_every_trial_passed(nullius_env, tmp_path):
+    env = {**nullius_env, "NULLIUS_CATALOGUE": str(CATALOGUE), "NULLIUS_JOBS_DIR": str(tmp_path)}
+    assert run_cli(["run", "faulty", "oracle", "--job-name", "o"], env).code == 0
+    job = tmp_path / "o"
+    written = json.loads((job / "result.json").read_text())
+    assert written["standard"]["passed"] == written["standard"]["trials"] == 12
+    assert pick_trial(job, None) == job / "u0000"
+    assert pick_trial(job, "u0007") == job / "u0007" and pick_trial(job, "u0099") is None and pick_trial(job, "../o") is None
+    for name, record in (("u0005", {"standard": {"outcome": "failed"}}), ("u0009", {"exception_info": {"exception_type": "VerifierError"}})):
+        trial = json.loads((job / name / "result.json").read_text())
+        trial.update(record) if "exception_info" in record else trial["standard"].update(record["standard"])
+        (job / name / "result.json").write_text(json.dumps(trial))
+    assert pick_trial(job, None) == job / "u0000"  # the ended job says every trial passed: no record is read
+    (job / "result.json").write_text(json.dumps({**written, "standard": {**written["standard"], "state": "running"}}))
+    assert pick_trial(job, None) == job / "u0009"  # read one at a time: the first errored, before the first failed
+    (job / "u0009" / "result.json").unlink()
+    assert pick_trial(job, None) == job / "u0005"
 
 
 def test_names_are_a_list_of_str_held_in_a_few_bytes_each():

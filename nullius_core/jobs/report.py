@@ -16,7 +16,7 @@ import attrs
 from nullius_core.failures import kind_of
 from nullius_core.jobs.standard import read_trial_own, standard_of
 from nullius_core.jobs.stats import seconds_between
-from nullius_core.jobs.layout import JobDir
+from nullius_core.jobs.layout import JobDir, TrialDir
 
 
 @attrs.frozen
@@ -148,20 +148,37 @@ def _derived(std: Any, summary: dict[str, Any]) -> str | None:
 
 
 def pick_trial(folder: Path, name: str | None) -> Path | None:
-    """The trial `view` shows: the one named, else the first errored one, else the first failed one, else the first."""
+    """The trial `view` shows: the one named, else the first errored one, else the first failed one, else the first.
+
+    One trial's record read at a time, up to the first errored one (a job of 100,000 trials is never held whole), and none
+    when the ended job says every trial passed."""
     job = JobDir(folder)
-    trials = sorted(job.trials(), key=lambda t: t.name)
     if name is not None:
-        return next((t.path for t in trials if t.name == name), None)
-    results = [(t, t.read_result() if (t.path / "result.json").is_file() else None) for t in trials]
-    for wanted in ("errored", "failed"):
-        for trial, result in results:
-            if wanted == "errored" and result is not None and result.get("exception_info") is not None:
-                return trial.path
-            own = read_trial_own(result, trial.path / "result.json")
-            if wanted == "failed" and own is not None and own.outcome == "failed":
-                return trial.path
-    return trials[0].path if trials else None
+        path = job.path / name
+        return path if "/" not in name and not name.startswith(".") and (path / "config.json").is_file() else None
+    names = job.trial_names()
+    if not names or _all_passed(job, len(names)):
+        return job.path / names[0] if names else None
+    failed = None
+    for trial in (TrialDir(job.path / n) for n in names):
+        result = trial.read_result()
+        if result is not None and result.get("exception_info") is not None:
+            return trial.path
+        own = read_trial_own(result, trial.result_file) if failed is None else None
+        if own is not None and own.outcome == "failed":
+            failed = trial.path
+    return failed or job.path / names[0]
+
+
+def _all_passed(job: JobDir, found: int) -> bool:
+    """An ended job whose result.json says each of its `found` trials passed: none errored, none failed."""
+    try:
+        summary = json.loads(job.result_file.read_text(encoding="utf-8")).get("standard") or {}
+    except (OSError, ValueError, AttributeError):
+        return False
+    trials = summary.get("trials")
+    return (summary.get("state") not in (None, "running") and not summary.get("errors") and isinstance(trials, int)
+            and summary.get("passed") == trials == found)
 
 
 def transcript(trial: Path) -> list[tuple[str, str]]:
