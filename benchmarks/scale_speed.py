@@ -231,7 +231,8 @@ def main() -> None:
         (root / "cwd").mkdir()
         rows = []
         for size in sizes:
-            rows.append(one_size(size, args.python, root, env, size in merges))
+            # absolute, not resolved: the runs start in a scratch folder, and a venv's python is a link
+            rows.append(one_size(size, os.path.abspath(args.python), root, env, size in merges))
             if not args.json:
                 print(json.dumps(rows[-1]), flush=True)
     if args.json:
