@@ -15,7 +15,7 @@ import attrs
 
 from nullius_core.failures import kind_of
 from nullius_core.jobs.standard import read_trial_own, standard_of
-from nullius_core.jobs.stats import seconds_between
+from nullius_core.jobs.stats import seconds_between, slower
 from nullius_core.jobs.layout import JobDir, TrialDir
 
 
@@ -64,35 +64,36 @@ def trial_results(job: JobDir) -> list[dict[str, Any]]:
     return out
 
 
-def _ran_and_slowest(job: JobDir) -> tuple[int, tuple[str, float] | None]:
-    """How many trials have a result, and the slowest of them (the first of equals, in name order)."""
+def _ran_and_slowest(job: JobDir) -> tuple[int, dict[str, Any] | None]:
+    """How many trials have a result, and the slowest of them (`stats.slower`: the first of equals by name)."""
     ran, slowest = 0, None
     for name in job.trial_names():
         try:
             with open(f"{job.path}/{name}/result.json", encoding="utf-8") as handle:
                 result = json.load(handle)
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # not written yet, or torn by a kill
             continue
         ran += 1
-        seconds = seconds_between(result.get("started_at"), result.get("finished_at"))
-        if seconds is not None and (slowest is None or seconds > slowest[1]):
-            slowest = (result["trial_name"], seconds)
+        slowest = slower(slowest, result)
     return ran, slowest
 
 
-def _counted(summary: dict[str, Any]) -> tuple[int, tuple[str, float] | None] | None:
+def _ended(summary: dict[str, Any]) -> bool:
+    """result.json's `standard` of a job that ended: one still running, or killed while it ran, may lag its trials."""
+    return summary.get("state") not in (None, "running") and isinstance(summary.get("trials"), int)
+
+
+def _counted(summary: dict[str, Any]) -> tuple[int, dict[str, Any] | None] | None:
     """A job that ended says how many trials it has and its slowest (result.json's `standard`, counted as they came): its
-    trials are not read again (30 s and 16 MB at 100,000). None for a job still running, or killed while it ran, whose
-    result.json may lag its trials by a second, and for one written before `slowest` was kept: those are read trial by trial."""
-    slowest, trials = summary.get("slowest", False), summary.get("trials")
-    if summary.get("state") in (None, "running") or not isinstance(trials, int):
+    trials are not read again (30 s and 16 MB at 100,000). None for a job that has not ended, and for one written before
+    `slowest` was kept: those are read trial by trial."""
+    slowest = summary.get("slowest", False)
+    if not _ended(summary):
         return None
     if slowest is None:  # no trial with both times
-        return trials, None
+        return summary["trials"], None
     if isinstance(slowest, dict) and isinstance(slowest.get("trial"), str) and isinstance(slowest.get("seconds"), (int, float)):
-        return trials, (slowest["trial"], float(slowest["seconds"]))
+        return summary["trials"], slowest
     return None
 
 
@@ -129,7 +130,7 @@ def report(folder: Path) -> Report:
         tokens={"input": stats.get("n_input_tokens"), "output": stats.get("n_output_tokens"), "cached": stats.get("n_cache_tokens")},
         cost=summary.get("cost"),
         wall_seconds=seconds_between(result.get("started_at"), result.get("finished_at") or result.get("updated_at")),
-        slowest=Slowest(slowest[0], round(slowest[1], 2)) if slowest else None,
+        slowest=Slowest(slowest["trial"], round(float(slowest["seconds"]), 2)) if slowest else None,
         attempts={k: v for k, v in summary["attempts"].items() if k != "by_unit"} if isinstance(summary.get("attempts"), dict) else None,
         variant=f"{std.variant.name} (digest {std.variant.digest[:12]})" if std.variant is not None else None,
         effort=std.reasoning_effort,
@@ -176,9 +177,7 @@ def _all_passed(job: JobDir, found: int) -> bool:
         summary = json.loads(job.result_file.read_text(encoding="utf-8")).get("standard") or {}
     except (OSError, ValueError, AttributeError):
         return False
-    trials = summary.get("trials")
-    return (summary.get("state") not in (None, "running") and not summary.get("errors") and isinstance(trials, int)
-            and summary.get("passed") == trials == found)
+    return _ended(summary) and not summary.get("errors") and summary.get("passed") == summary["trials"] == found
 
 
 def transcript(trial: Path) -> list[tuple[str, str]]:
