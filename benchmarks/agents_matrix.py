@@ -37,7 +37,7 @@ from nullius_core.testing.helpers import files_holding  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 NULLIUS = REPO / ".venv" / "bin" / "nullius"
-GSM8K_SEED = REPO.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+from nullius_bench_gsm8k.plugin import TEST_SPLIT as GSM8K_SEED  # noqa: E402 - the test split the plugin ships
 HARBOR_TASKS = REPO / "examples" / "harbor-tasks"
 HARBOR_CHOSEN = ("fix-invoice-totals", "sales-summary-csv", "ledger-cli-steps")  # a repository fix, data, steps
 SUMMARY = re.compile(r"stage=done state=\w+ job=\S+ (trials=\d+ (?:passed=\d+ failed=\d+|scored=\d+) errored=\d+ cancelled=\d+)")

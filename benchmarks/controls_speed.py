@@ -6,7 +6,7 @@ Measured in one run, alternating, on this machine:
 
 * `nullius run gsm8k oracle` over all 1,319 units, every trial's full record written;
 * Inspect AI over the same 1,319 items with its mock model answering correctly,
-  with its per-sample log and without (`../shared/peers/inspect_gsm8k.py`, in a
+  with its per-sample log and without (`$NULLIUS_PEERS/inspect_gsm8k.py`, in a
   venv of its own: benchmarks/peers/inspect_env.py);
 * the direct path: GSM8K's driver alone answering `oracle` and `score` for
   every unit over one pipe, which is what the upstream's own code costs;
@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 from measure import measure  # noqa: E402
 from peers.inspect_env import run_inspect_gsm8k  # noqa: E402
 
-SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+from nullius_bench_gsm8k.plugin import TEST_SPLIT as SEED  # noqa: E402 - the test split the plugin ships
 NULLIUS = [sys.executable, "-m", "nullius_core"]
 
 DIRECT = r"""

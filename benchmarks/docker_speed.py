@@ -42,7 +42,7 @@ from measure import measure  # noqa: E402
 from nullius_core.testing import isolated_env  # noqa: E402
 from nullius_core.testing.fake_model import running_fake_model  # noqa: E402
 
-SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+from nullius_bench_gsm8k.plugin import TEST_SPLIT as SEED  # noqa: E402 - the test split the plugin ships
 NULLIUS = [sys.executable, "-m", "nullius_core"]
 
 

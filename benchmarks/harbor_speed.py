@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/harbor_speed.py [--tasks 20] [--runs 2] [-j 1 4] [--json]
 
-The tasks are ../shared/peers/harbor/make_tasks.py's (GSM8K-shaped: a
+The tasks are $NULLIUS_PEERS/harbor/make_tasks.py's (GSM8K-shaped: a
 Dockerfile FROM this machine's base image, solve.sh writes the answer,
 test.sh compares it and writes reward.txt). Three ways run each task's
 oracle, alternating within each run, at each -j:
 
     harbor-compose  Harbor 0.25's stock docker environment (docker compose v2, a project a trial), -n J
-    harbor-plain    Harbor with ../shared/peers/harbor/plain_docker_env.py (docker build/run/exec/cp/rm), -n J
+    harbor-plain    Harbor with $NULLIUS_PEERS/harbor/plain_docker_env.py (docker build/run/exec/cp/rm), -n J
     nullius         nullius run harbor oracle --dataset TASKS --backend docker -j J (the whole command, its start included)
 
 Printed per way and -j: the median over the runs of the seconds per trial
@@ -36,7 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PEERS = ROOT.parent / "shared" / "peers" / "harbor"
+from peers.where import peers  # noqa: E402
+
+PEERS = peers("harbor")
 sys.path.insert(0, str(ROOT / "tests"))
 
 from harbor.trials import remove_leftovers, run_harbor  # noqa: E402  (tests/harbor: Harbor's trial, run in its own venv)

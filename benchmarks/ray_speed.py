@@ -34,7 +34,7 @@ from ray_world import Cluster  # noqa: E402
 
 from nullius_core.testing import isolated_env, run_cli  # noqa: E402
 from nullius_core.testing.fake_model import running_fake_model  # noqa: E402
-from nullius_core.testing.seeds import gsm8k_seed  # noqa: E402
+from nullius_bench_gsm8k.plugin import TEST_SPLIT  # noqa: E402
 
 
 def at(line: dict) -> datetime:
@@ -68,7 +68,7 @@ def main() -> None:
         cluster_s = time.monotonic() - started
         installs = Path.home() / ".cache" / "nullius-tests" / "standard"  # the tests' installs, when they are there
         env = {**isolated_env(root, standard_dir=installs if installs.is_dir() else None), "OPENAI_COMPATIBLE_API_KEY": "sk-bench", "NULLIUS_RAY_ADDRESS": cluster.address}
-        assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
+        assert run_cli(["data", "add", "gsm8k", str(TEST_SPLIT)], env).code == 0
         rows: dict[str, list[dict[str, float]]] = {"local": [], "ray": []}
         with running_fake_model({"default": {"text": "#### 18"}}) as fake:
             for i in range(args.runs + 1):  # the first round warms the installs and the caches: not counted

@@ -3,7 +3,7 @@
     .venv/bin/pip install -e '.[bench]'      # httptools, for the load generator
     .venv/bin/python benchmarks/relay_speed.py [--seconds 6] [--memory-calls 100000]
 
-The peers are in ../shared/peers/relay/: `upstream.py` (a fast fake OpenAI
+The peers are in $NULLIUS_PEERS/relay/: `upstream.py` (a fast fake OpenAI
 upstream), `minimal_proxy.py` (the floor: sixty lines of aiohttp that forward
 and append one line per call) and `loadgen.py` (a closed-loop keep-alive load
 generator). The relay runs as `nullius relay serve`, recording everything
@@ -37,7 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import free_port, wait_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT.parent / "shared" / "peers" / "relay"
+from peers.where import peers  # noqa: E402
+
+PEERS = peers("relay")
 PY = sys.executable
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE))
 from controls_speed import DIRECT, _env, _summary  # noqa: E402
 from measure import measure  # noqa: E402
 
-SEED = ROOT.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
+from nullius_bench_gsm8k.plugin import TEST_SPLIT as SEED  # noqa: E402 - the test split the plugin ships
 GSM8K = ROOT / "plugins" / "nullius-bench-gsm8k" / "nullius_bench_gsm8k" / "catalogue" / "benchmarks" / "gsm8k"
 
 DRIVER = '''"""gsm8k-scale's driver: GSM8K's own (its answer rule and scorer, unchanged), the dataset read by line offsets."""

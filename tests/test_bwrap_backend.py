@@ -24,7 +24,6 @@ from conftest import ROOT
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.backend_contract import check_backend
 from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
 from nullius_plugins.bwrap_backend import BwrapBackend, kernel
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -147,7 +146,6 @@ def test_no_check_reads_through_a_link_an_agent_in_a_sandbox_planted(world, tmp_
 @needs_sandbox
 def test_gsm8k_and_humaneval_score_under_bwrap_as_locally(world):
     env, fake, _ = world
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     fake.use({"default": {"text": "#### 18"}})
     rewards = {}
     for bench in ("gsm8k", "humaneval"):
@@ -177,7 +175,6 @@ def _sandboxed(job: Path) -> dict[int, str]:
 @needs_sandbox
 def test_a_killed_run_leaves_no_sandbox_and_no_door(world):
     env, fake, _ = world
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})
     job = Path(env["NULLIUS_JOBS_DIR"]) / "killed-bwrap"
     args = [sys.executable, "-m", "nullius_core", "run", "gsm8k", "reference", *model_args(fake), "--limit", "2", "-j", "2",
@@ -283,7 +280,6 @@ def test_a_kernel_that_refuses_user_namespaces_refuses_the_run_saying_so(world, 
     if MISSING is not None:
         pytest.skip(f"this machine cannot make even the outer sandbox: {MISSING}")
     env, _, _ = world
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     outer = ["bwrap", "--unshare-user", "--disable-userns", "--bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--die-with-parent"]
     done = subprocess.run([*outer, sys.executable, "-m", "nullius_core", "run", "gsm8k", "oracle", "--backend", "bwrap", "--limit", "1",
                            "--job-name", "refused-bwrap"], env=env, capture_output=True, text=True, timeout=600)

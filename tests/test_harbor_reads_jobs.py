@@ -17,11 +17,9 @@ from conftest import ROOT
 from harbor.venv import ensure_harbor_python
 
 from nullius_core.testing import run_cli
-from nullius_core.testing.seeds import gsm8k_seed
 
 VALIDATE = ROOT / "tests" / "harbor" / "validate_job.py"
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
-GSM8K_SEED = gsm8k_seed()
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +58,6 @@ def test_harbor_reads_control_jobs_errors_repeats_and_merges(harbor_python, null
 
 def test_harbor_reads_the_real_benchmarks(harbor_python, env_shared_installs, tmp_path):
     env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path)}
-    assert run_cli(["data", "add", "gsm8k", str(GSM8K_SEED)], env).code == 0
     for bench, limit in (("gsm8k", "40"), ("humaneval", "8")):
         result = run_cli(["run", bench, "oracle", "--limit", limit, "--job-name", bench], env)
         assert result.code == 0, result.output

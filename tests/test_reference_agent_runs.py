@@ -12,10 +12,8 @@ from harbor.venv import ensure_harbor_python
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
 
 PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
-SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 
 
@@ -151,7 +149,6 @@ def test_a_model_that_answers_wrongly_proves_nothing(world, readme_run):
 def test_reference_runs_gsm8k_and_humaneval_into_jobs_harbor_reads(world):
     env, fake, root = world
     fake.use({"default": {"text": "#### 18"}})
-    assert run_cli(["data", "add", "gsm8k", str(SEED)], env).code == 0
     jobs = Path(env["NULLIUS_JOBS_DIR"])
     for bench in ("gsm8k", "humaneval"):
         result = run_cli(["run", bench, "reference", *model_args(fake), "--limit", "3", "--job-name", f"ref-{bench}"], env)

@@ -19,7 +19,6 @@ from conftest import ROOT
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
 
 PLAYER = "nullius_agent_reference.player"
 KEY = "sk-upstream-held-by-the-relay-0123456789"
@@ -42,7 +41,6 @@ def world(tmp_path_factory, nullius_installs):
     """A home, and a GSM8K job recorded with a fake model that is gone once the job is: nothing answers its URL after."""
     root = tmp_path_factory.mktemp("replay")
     env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     with running_fake_model(f"{PLAYER}:respond") as fake:
         fake.use({"default": {"text": "#### 18"}})  # right for u0000 alone
         job = record(env, fake, root / "jobs", "source")

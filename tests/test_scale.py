@@ -23,7 +23,6 @@ from nullius_core.jobs.tally import Tally
 from nullius_core.run.plan import PlannedTrials
 from nullius_core.run.shard import Shard, plan
 from nullius_core.testing import run_cli
-from nullius_core.testing.seeds import gsm8k_seed
 
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
 
@@ -44,7 +43,6 @@ def _folder(trial: Path) -> tuple[int, int, int, list[str]]:
 
 def test_a_gsm8k_oracle_trial_is_small_and_whole(env_shared_installs, tmp_path):
     env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path)}
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     result = run_cli(["run", "gsm8k", "oracle", "--limit", "20", "-j", "2", "--job-name", "g"], env)
     assert result.code == 0, result.output
     job = tmp_path / "g"
@@ -64,7 +62,6 @@ def test_a_gsm8k_oracle_trial_is_small_and_whole(env_shared_installs, tmp_path):
 def test_a_control_run_loads_no_relay(env_shared_installs, tmp_path):
     """A control's units call no model: the run imports neither the relay's server nor aiohttp (14 MB a process)."""
     env = {**env_shared_installs, "NULLIUS_JOBS_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     result = run_cli(["run", "gsm8k", "oracle", "--limit", "2", "--job-name", "g"], env)
     assert result.code == 0, result.output[-3000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}

@@ -19,10 +19,9 @@ from nullius_core.testing.fake_model import running_fake_model
 from nullius_core.variants import read_variant
 from nullius_core.variants.stage import stage
 from nullius_core.definitions.variant_places import InstructionsPlace, SkillsPlace, VariantPlaces
-from nullius_core.testing.seeds import gsm8k_seed
+from nullius_bench_gsm8k.plugin import TEST_SPLIT
 
 PLAYER = "nullius_agent_reference.player"
-SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 TERSE = "TERSE-MARKER: answer with the number alone."
 SKILLFUL = "SKILLFUL-MARKER: use the arithmetic skill."
@@ -80,7 +79,6 @@ def world(tmp_path_factory, nullius_installs):
     env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
     with running_fake_model(f"{PLAYER}:respond") as fake:
         fake.use({"default": {"text": "#### 18"}})
-        assert run_cli(["data", "add", "gsm8k", str(SEED)], env).code == 0
         yield env, fake, root
 
 
@@ -169,7 +167,7 @@ def test_a_scoped_variant_runs_its_tasks_alone_and_reports_the_others_skipped(al
     job = jobs / "v__scoped"
     assert sorted(p.parent.name for p in job.glob("u*/result.json")) == ["u0001"]
     summary = json.loads((job / "result.json").read_text())["standard"]
-    units = len(SEED.read_text().splitlines())
+    units = len(TEST_SPLIT.read_text().splitlines())
     assert summary["skipped"]["units"] == units - 1 and "u0000" in summary["skipped"]["names"]
     assert summary["trials"] == 1 and not summary.get("errors")
     assert f"{units - 1} units outside the variant's scope" in result.stderr

@@ -16,7 +16,7 @@ marker (holding the version, the interpreter, the build time and ``pip freeze``)
 is written last: a venv without it, or with another version in it, is rebuilt.
 
 ``run_inspect_gsm8k(log)`` runs the peer exactly as
-``/work/shared/peers/inspect_gsm8k.py`` documents it,
+``$NULLIUS_PEERS/inspect_gsm8k.py`` documents it,
 ``inspect eval inspect_gsm8k.py@gsm8k_mock --model mockllm/model``, from a scratch
 copy of that file (the original is never touched), with ``GSM8K_JSONL`` pointing at
 the shared dataset seed. ``log=False`` adds Inspect's documented
@@ -45,8 +45,13 @@ from pathlib import Path
 
 INSPECT_VERSION = "0.3.285"
 MARKER_NAME = ".nullius-inspect-complete"
-PEER = Path(os.environ.get("NULLIUS_INSPECT_PEER", "/work/shared/peers/inspect_gsm8k.py"))
-DATASET = Path(os.environ.get("NULLIUS_GSM8K_JSONL", "/work/shared/datasets/gsm8k/test.jsonl"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from where import peers  # noqa: E402
+
+from nullius_bench_gsm8k.plugin import TEST_SPLIT  # noqa: E402
+
+PEER = Path(os.environ["NULLIUS_INSPECT_PEER"]) if os.environ.get("NULLIUS_INSPECT_PEER") else peers("inspect_gsm8k.py")
+DATASET = Path(os.environ.get("NULLIUS_GSM8K_JSONL", str(TEST_SPLIT)))
 TASK = "inspect_gsm8k.py@gsm8k_mock"
 MODEL = "mockllm/model"
 NO_LOG_OPTION = "--no-log-samples"

@@ -94,6 +94,8 @@ def add(paths: Paths, bench: str, name: str, dataset: Dataset, file: Path) -> Pa
     """Seed the cache with `file`, checked against the pin."""
     if dataset.sha256 is None:
         raise DataError(f"dataset {bench}/{name} has no file to seed: it pins no sha256")
+    if dataset.path is not None and dataset.path.startswith(HERE_PREFIX):
+        raise DataError(f"dataset {bench}/{name} ships with its benchmark ({dataset.path}): there is nothing to seed")
     if not file.is_file():
         raise DataError(f"{file}: no such file")
     target = cached_path(paths, bench, name, dataset)

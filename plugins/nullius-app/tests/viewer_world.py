@@ -31,7 +31,6 @@ from nullius_core.testing.fake_model import running_fake_model
 
 REPO = Path(__file__).resolve().parents[3]
 CATALOGUE = REPO / "tests" / "fixtures" / "catalogue"
-SEED = REPO.parent / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 KEY = "sk-upstream-held-by-the-relay-viewer-0123456789"
 PRICE = {"input": 2.0, "output": 8.0, "cache_read": 0.5, "cache_write": 2.0, "as_of": "2026-11-15", "source": "a test's own price"}
 
@@ -85,7 +84,6 @@ def make_jobs(root: Path, installs: Path) -> dict:
     prices.write_text(json.dumps({"version": 1, "prices": {"fake-model": PRICE}}))
     _run(env, ["run", "humaneval", "oracle", "--limit", "5", "--job-name", "he-oracle"])
     _run(env, ["run", "humaneval", "nop", "--limit", "5", "--job-name", "he-nop"])
-    _run(env, ["data", "add", "gsm8k/test", str(SEED)])
     reference = ["gsm8k", "reference", "--provider", "openai-compatible", "--unsandboxed", "--model", "fake-model", "--limit", "4"]
     for name, script, extra in (("gsm-a", GSM_A, []), ("gsm-b", GSM_B, ["--repeat", "2"])):
         with running_fake_model(script) as fake:
@@ -107,8 +105,6 @@ def make_jobs(root: Path, installs: Path) -> dict:
 
 @pytest.fixture(scope="session")
 def viewer_world(tmp_path_factory: pytest.TempPathFactory, nullius_installs: Path) -> dict:
-    if not SEED.exists():
-        pytest.fail(f"the offline seed of GSM8K is missing: expected {SEED}")
     return make_jobs(tmp_path_factory.mktemp("viewer"), nullius_installs)
 
 

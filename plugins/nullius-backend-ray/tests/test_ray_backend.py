@@ -19,7 +19,6 @@ from ray_world import NODES, Cluster, free_port
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = "sk-ray-held-by-the-node-relays-7f3a9c2e51"
@@ -47,7 +46,6 @@ def cluster():
 def world(cluster, tmp_path_factory, nullius_installs):
     root = tmp_path_factory.mktemp("ray-home")
     env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY, "NULLIUS_RAY_ADDRESS": cluster.address}
-    assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
     with running_fake_model(SCRIPT) as fake:
         yield env, fake
 

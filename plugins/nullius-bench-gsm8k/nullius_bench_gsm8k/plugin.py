@@ -11,3 +11,4 @@ CATALOGUE = Path(__file__).parent / "catalogue"
 @hookimpl
 def nullius_register_catalogue(registry: CatalogueRegistry) -> None:
     registry.add_root(CATALOGUE)
+TEST_SPLIT = CATALOGUE / "benchmarks" / "gsm8k" / "data" / "test.jsonl"  # shipped with the plugin (MIT, see data/SOURCE.md)

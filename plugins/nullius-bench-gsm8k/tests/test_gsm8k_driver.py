@@ -1,7 +1,7 @@
 """The gsm8k driver, started for real on the machine's python3 and spoken to over JSON lines.
 
-NULLIUS_DATASET is the offline seed of the pinned test.jsonl
-(shared/datasets/gsm8k/ beside the repository), checked against the pin.
+NULLIUS_DATASET is the pinned test.jsonl the plugin ships (data/test.jsonl),
+checked against the pin.
 """
 
 import hashlib
@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-from nullius_core.testing.seeds import gsm8k_seed
 
 HERE = Path(__file__).resolve().parents[1] / "nullius_bench_gsm8k" / "catalogue" / "benchmarks" / "gsm8k"
 STANDARD = json.loads((HERE / "standard.json").read_text())
@@ -29,10 +28,7 @@ UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @pytest.fixture(scope="module")
 def seed():
-    try:
-        found = gsm8k_seed()
-    except FileNotFoundError as exc:
-        pytest.fail(str(exc))
+    found = HERE / DATASET["path"].removeprefix("{here}/")
     assert hashlib.sha256(found.read_bytes()).hexdigest() == DATASET["sha256"], f"{found} is not the pinned file"
     return found
 

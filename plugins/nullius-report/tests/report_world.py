@@ -14,10 +14,8 @@ from pathlib import Path
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
 
 REPO = Path(__file__).resolve().parents[3]
-SEED = gsm8k_seed()
 KEY = "sk-upstream-held-by-the-relay-0123456789"
 PRICE = {"input": 2.0, "output": 8.0, "cache_read": 0.5, "cache_write": 2.0, "as_of": "2026-11-15",
          "source": "a test's own price"}
@@ -50,7 +48,6 @@ def make_jobs(root: Path, installs: Path) -> dict:
     prices = Path(env["XDG_CONFIG_HOME"]) / "nullius" / "prices.json"
     prices.parent.mkdir(parents=True, exist_ok=True)
     prices.write_text(json.dumps({"version": 1, "prices": {"fake-model": PRICE}}))
-    _run(env, ["data", "add", "gsm8k/test", str(SEED)])
     agent = ["gsm8k", "reference", "--provider", "openai-compatible", "--unsandboxed"]
     for name, script, extra in (("a", SCRIPT_A, ["--model", "fake-model", "--limit", "4"]),
                                 ("b", SCRIPT_B, ["--model", "fake-model", "--limit", "4", "--repeat", "2"]),

@@ -18,7 +18,7 @@ import pytest
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import Fault, FakeRequest, Reply, ToolCall, running_fake_model
-from nullius_core.testing.seeds import gsm8k_seed
+from nullius_bench_gsm8k.plugin import TEST_SPLIT
 
 KEY = "sk-upstream-held-by-the-relay-rsi-7c1e55aa"  # the provider key the tests plant: it must be found nowhere
 SLOW_SECONDS = 30.0  # past the slow rollout's [runner] timeout, which is what is tested
@@ -125,7 +125,7 @@ QUESTIONS: dict[str, str] = {}  # a distinctive start of each question -> its an
 
 
 def _questions() -> None:
-    lines = gsm8k_seed().read_text(encoding="utf-8").splitlines()[:3]
+    lines = TEST_SPLIT.read_text(encoding="utf-8").splitlines()[:3]
     for unit, line in zip(ANSWERS, lines):
         QUESTIONS[json.loads(line)["question"][:60]] = ANSWERS[unit]
 
@@ -160,7 +160,6 @@ def world(tmp_path_factory, nullius_installs):
     env = {**isolated_env(root, standard_dir=nullius_installs), "OPENAI_COMPATIBLE_API_KEY": KEY}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with running_fake_model(respond) as fake:
-        assert run_cli(["data", "add", "gsm8k", str(gsm8k_seed())], env).code == 0
         yield env, fake, root
 
 
