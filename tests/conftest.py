@@ -3,14 +3,20 @@
 Each group is installed with pip into a `--target` folder and put on
 PYTHONPATH for the `nullius` subprocesses of a test, so its entry points are
 found exactly as an installed plugin's are, without touching the development
-environment.
+environment. A group is installed once per machine and per content of its
+sources (~/.cache/nullius-tests/fixture-dists), not once per test session or
+xdist worker.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -55,17 +61,40 @@ def pip_install_target(target: Path, sources: list[str]) -> None:
     subprocess.run(_pip_install_argv(target, sources), check=True, capture_output=True, text=True)
 
 
+INSTALLED = Path.home() / ".cache" / "nullius-tests" / "fixture-dists"  # once per machine and per content of the sources
+
+
+def _sources_digest(sources: list[str]) -> str:
+    """The digest of what the group's distributions are built from (their files, not what a build left beside them)."""
+    digest = hashlib.sha256()
+    for source in sources:
+        folder = Path(source) if os.path.isabs(source) else FIXTURES / source
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if path.is_file() and not {"build", "__pycache__"} & set(relative.parts) and ".egg-info" not in str(relative):
+                digest.update(f"{source}/{relative}\0".encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _install_group(name: str, sources: list[str]) -> Path:
+    """The group's folder, pip-installed the first time (another process installing it is waited for)."""
+    target = INSTALLED / f"{name}-{_sources_digest(sources)}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / ".installed").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            done = subprocess.run(_pip_install_argv(target, sources), capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, f"pip install of the fixture group {name!r} failed:\n{(done.stdout + done.stderr)[-3000:]}"
+            (target / ".installed").write_text("\n".join(sources) + "\n")
+    return target
+
+
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Group name -> the folder its distributions were installed into (the groups' pip installs run side by side)."""
-    root = tmp_path_factory.mktemp("dists")
-    out = {name: root / name for name in GROUPS}
-    running = {name: subprocess.Popen(_pip_install_argv(out[name], sources), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for name, sources in GROUPS.items()}
-    for name, proc in running.items():
-        said, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, f"pip install of the fixture group {name!r} failed:\n{said[-3000:]}"
-    return out
+def installed() -> dict[str, Path]:
+    """Group name -> the folder its distributions were installed into: once per machine and per content of their sources."""
+    with ThreadPoolExecutor(len(GROUPS)) as pool:
+        return dict(zip(GROUPS, pool.map(_install_group, GROUPS, GROUPS.values())))
 
 
 def with_path(env: dict[str, str], *folders: Path) -> dict[str, str]:
