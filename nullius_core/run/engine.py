@@ -112,7 +112,8 @@ class Engine:
                         self.spec = attrs.evolve(self.spec, model=prepared.original.setup.asked)
                     return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
-                self.progress.stage("refused", reason=str(exc).splitlines()[0])
+                # said once, by the command (`nullius: run refused: ...`); the record keeps its first line
+                self.progress.record("refused", reason=str(exc).splitlines()[0])
                 if resume is None and job.path.exists() and not job.config_file.exists():  # only what this run made: no job
                     shutil.rmtree(job.path, ignore_errors=True)
                 raise

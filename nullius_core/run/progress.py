@@ -46,13 +46,21 @@ class Progress:
         with self._lock:
             self._stage(stage, **fields)
 
-    def _stage(self, stage: str, **fields: Any) -> None:
-        fields = {"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()}
+    def record(self, stage: str, **fields: Any) -> None:
+        """A line for the record alone, never the console: a refusal, which the command itself says once (`nullius: run refused: ...`)."""
+        with self._lock:
+            self._keep({"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()})
+
+    def _keep(self, fields: dict[str, Any]) -> None:
         record = json.dumps(fields, ensure_ascii=False) + "\n"
         if self._file is not None:
             self._file.write(record)
         else:
             self._pending.append(record)
+
+    def _stage(self, stage: str, **fields: Any) -> None:
+        fields = {"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()}
+        self._keep(fields)
         if stage == "unit" and self._bar is not None:
             self._bar.update(self._task, advance=1, description=f"{fields.get('unit')} {fields.get('outcome')}")
             if "cause" not in fields:
