@@ -22,6 +22,15 @@ def _factory():  # type: ignore[no-untyped-def]
     return DockerBackend()
 
 
+def _check() -> str | None:
+    """Before a run installs anything: the daemon answers (its version asked, nothing built), else why not and how to get docker."""
+    try:
+        dockercli.check_daemon()
+    except dockercli.DockerError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 @hookimpl
 def nullius_register_backends(registry: BackendRegistry) -> None:
     registry.add(
@@ -31,6 +40,7 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
             factory=_factory,
             isolates=True,
             boxes=True,
+            check=_check,
         )
     )
 
