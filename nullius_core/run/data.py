@@ -20,6 +20,7 @@ from pathlib import Path
 from nullius_core.definitions import Dataset
 from nullius_core.definitions.benchmark import HERE_PREFIX
 from nullius_core.definitions.folder import inside, leads_to
+from nullius_core.heartbeat import heartbeat
 from nullius_core.paths import Paths
 from nullius_core.run.download import DigestMismatch, DownloadError, beside, download
 from nullius_core.run.progress import Progress, Timer
@@ -177,11 +178,12 @@ def resolve(
     progress.stage("install", dataset=f"{bench}/{name}", state="start")
     timer = Timer()
     try:
-        if dataset.url is not None:
-            _download(dataset.url, target, bench, name, dataset, progress)
-        else:
-            source = _fetch(bench, name, dataset, upstream_dir, install_python)
-            _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
+        with heartbeat(progress, "install", dataset=f"{bench}/{name}"):
+            if dataset.url is not None:
+                _download(dataset.url, target, bench, name, dataset, progress)
+            else:
+                source = _fetch(bench, name, dataset, upstream_dir, install_python)
+                _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
     except DataError:
         _tidy(target.parent, paths.data_dir)
         progress.stage("install", dataset=f"{bench}/{name}", state="failed", seconds=timer.seconds)

@@ -3,18 +3,17 @@
 `[nullius] stage=install driver=humaneval state=done seconds=41 at=...`,
 `stage=units n=10`, `stage=unit i=3 of=10 unit=u0002 outcome=passed`,
 `stage=done`. When stderr is a terminal, a rich progress bar stands in for
-the per-unit lines (they still go to progress.jsonl). A stage that takes
-long (a download) says how far it is every 5 s while it goes (`Ticker`).
+the per-unit lines (they still go to progress.jsonl). Long work is never
+silent: a download says its bytes every 5 s, an install that goes on says
+`state=running seconds=N` every 30 s (nullius_core/heartbeat.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +31,7 @@ class Progress:
         self._pending: list[str] = []
         self._bar: Any = None
         self._task: Any = None
-        self._lock = threading.Lock()  # a Ticker says its lines from a thread of its own
+        self._lock = threading.Lock()  # a heartbeat says its lines from a thread of its own
 
     def attach(self, path: Path) -> None:
         """From now on, lines go to `path` too (and the ones said before it)."""
@@ -105,46 +104,6 @@ class Progress:
 def _plain(value: Any) -> str:
     text = str(value)
     return json.dumps(text) if (" " in text or not text) else text
-
-
-# Seconds between a long stage's lines. Set only by tests, to see the lines of a download they slow down without waiting 5 s.
-EVERY_VARIABLE = "NULLIUS_PROGRESS_EVERY"
-EVERY_SECONDS = 5.0
-
-
-def every() -> float:
-    """Seconds between a long stage's lines: 5, or what NULLIUS_PROGRESS_EVERY says (for tests)."""
-    try:
-        seconds = float(os.environ.get(EVERY_VARIABLE, EVERY_SECONDS))
-    except ValueError:
-        return EVERY_SECONDS
-    return seconds if seconds > 0 else EVERY_SECONDS
-
-
-class Ticker:
-    """Calls `say()` every `every()` seconds, from a thread of its own, while the block runs.
-
-    A thread, so that a stage that is stuck (a server that stopped sending)
-    still says so: nothing has to arrive for the line to come.
-    """
-
-    def __init__(self, say: Callable[[], None]) -> None:
-        self._say = say
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._tick, name="nullius-ticker", daemon=True)
-
-    def _tick(self) -> None:
-        seconds = every()
-        while not self._stop.wait(seconds):
-            self._say()
-
-    def __enter__(self) -> Ticker:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 class Timer:

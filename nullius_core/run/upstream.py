@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from nullius_core.definitions import Upstream
+from nullius_core.heartbeat import heartbeat
 from nullius_core.paths import Paths
 from nullius_core.run.progress import Progress, Timer
 from nullius_core.secret_names import without_secrets
@@ -80,14 +81,17 @@ def ensure_clone(paths: Paths, key: str, upstream: Upstream, progress: Progress)
         ["git", "clone", "--quiet", "--no-checkout", upstream.repository, str(tmp)],
         ["git", "-C", str(tmp), "checkout", "--quiet", upstream.tested],
     ]
-    for argv in steps:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
-        if done.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            progress.stage("install", upstream=key, state="failed", seconds=timer.seconds)
-            raise UpstreamError(
-                f"cannot clone {upstream.repository} at {upstream.tested}: {done.stderr.strip() or done.stdout.strip()}"
-            )
+    failed = None
+    with heartbeat(progress, "install", upstream=key):
+        for argv in steps:
+            done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
+            if done.returncode != 0:
+                failed = done.stderr.strip() or done.stdout.strip()
+                break
+    if failed is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+        progress.stage("install", upstream=key, state="failed", seconds=timer.seconds)
+        raise UpstreamError(f"cannot clone {upstream.repository} at {upstream.tested}: {failed}")
     (tmp / CLONED).write_text(upstream.tested + "\n")
     tmp.rename(folder)
     progress.stage("install", upstream=key, state="done", seconds=timer.seconds)

