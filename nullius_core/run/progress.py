@@ -4,8 +4,9 @@
 `stage=units n=10`, `stage=unit i=3 of=10 unit=u0002 outcome=passed`,
 `stage=done`. When stderr is a terminal, a rich progress bar stands in for
 the per-unit lines (they still go to progress.jsonl). Long work is never
-silent: a download says its bytes every 5 s, an install that goes on says
-`state=running seconds=N` every 30 s (nullius_core/heartbeat.py).
+silent: a download says its bytes every 5 s, an install or a unit that goes
+on says `state=running seconds=N` every 30 s (nullius_core/heartbeat.py,
+unit_watch.py).
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class Progress:
         fields = {"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()}
         self._keep(fields)
         if stage == "unit" and self._bar is not None:
+            if fields.get("state") == "running":
+                return  # a unit still at work: the bar's clock says it goes on (the record keeps the line)
             self._bar.update(self._task, advance=1, description=f"{fields.get('unit')} {fields.get('outcome')}")
             if "cause" not in fields:
                 return  # an errored unit's line is said above the bar, with its cause
