@@ -239,6 +239,7 @@ class Engine:
         facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
                          relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter,
                          hold_score=self.spec.hold_score, spares=self._spares_for(job), watch=self._watch_units)
+        self.progress.concurrency = self.spec.concurrency  # the bar's estimate of the time left
         self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
         return facts, work, todo
 
