@@ -439,9 +439,9 @@ class Engine:
             unit=self._shown(item),
             outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome in NOT_ERRORS else f"error:{outcome.exception_type}",
             reward=None if outcome.reward is None else round(outcome.reward, 4),
+            seconds=round(outcome.seconds, 1),
             cause=first_line(outcome.result) if outcome.outcome not in NOT_ERRORS else None,
             trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome not in NOT_ERRORS else None,
-            seconds=round(outcome.seconds, 1),
         )
         now = time.monotonic()
         if now - self._last_result >= RESULT_EVERY:

@@ -25,9 +25,9 @@ class Pace:
         self._seconds = 0.0
         self._timed = 0
 
-    def add(self, done: int, reward: float | None, seconds: float | None) -> None:
-        """A trial ended: `done` trials are done now (a resumed run's count includes those that stood)."""
-        self.done = max(done, self.done + 1)
+    def add(self, done: int | None, reward: float | None, seconds: float | None) -> None:
+        """A unit line: `done` trials are done now (a resumed run's count includes those that stood; a trial to run again is not done)."""
+        self.done = done if done is not None else self.done + 1
         if reward is not None:
             self._rewards += reward
             self._scored += 1
@@ -94,7 +94,8 @@ class UnitsBar:
             doing = f" ({fields['doing']})" if fields.get("doing") else ""
             self._bar.update(self._task, description=f"{fields.get('unit')} running {fields.get('seconds')} s{doing}")
             return
-        self.pace.add(int(fields.get("i") or 0), _number(fields.get("reward")), _number(fields.get("seconds")))
+        done = fields.get("i")
+        self.pace.add(done if isinstance(done, int) else None, _number(fields.get("reward")), _number(fields.get("seconds")))
         self._bar.update(self._task, completed=self.pace.done, mean=self.pace.mean_text(), left=self.pace.left_text(),
                          description=f"{fields.get('unit')} {fields.get('outcome')}")
 
