@@ -390,6 +390,7 @@ class Engine:
             raise
         finally:
             watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)  # ended here, never left pending in the loop
 
     def _runs_again(self, facts: RunFacts, item: Work, outcome: TrialOutcome) -> bool:
         """A unit that ended rate-limited runs once more, unless the benchmark says not (limits.run_again: false)."""
