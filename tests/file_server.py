@@ -91,6 +91,11 @@ def file_server() -> Iterator[FileServer]:
 
 def run_releasing(args: list[str], env: Mapping[str, str], server: FileServer, when: str, timeout: float = 1800) -> CliResult:
     """Run `nullius ARGS`, releasing the server's held files as soon as a line of its stderr holds `when`."""
+    return run_acting(args, env, when, server.released.set, timeout)
+
+
+def run_acting(args: list[str], env: Mapping[str, str], when: str, act: Callable[[], Any], timeout: float = 1800) -> CliResult:
+    """Run `nullius ARGS`, calling `act()` as soon as a line of its stderr holds `when` (what the run then waits for)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "nullius_core", *args], env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -100,7 +105,7 @@ def run_releasing(args: list[str], env: Mapping[str, str], server: FileServer, w
         for line in proc.stderr:
             lines.append(line)
             if when in line:
-                server.released.set()
+                act()
         out = proc.stdout.read()
         proc.wait(timeout=timeout)
     finally:

@@ -42,6 +42,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.node_relay", "`start_node_relay`, `new_token`: a relay of the run started where a backend runs its units (the ray backend's nodes), given the provider and its key in memory"),
     PublicModule("nullius_core.failures", "`OUTCOMES` (the outcomes a trial may have), `KINDS` and `kind_of` (the table of failure kinds): for a plugin that reads or shows jobs"),
     PublicModule("nullius_core.links", "`noted`: a link not copied out of a workspace or container, noted as the core notes the workspace's"),
+    PublicModule("nullius_core.heartbeat", "`heartbeat`, `beating`: a long step (an image build, a runtime's install) said every 30 s while it runs (`state=running seconds=N`), from a thread, through the `progress` the plugin is handed"),
     PublicModule("nullius_core.logs", "`get_logger(name)`: a logger whose lines go to stderr in the command's `--log-format` (a plugin logs through it, never structlog's unconfigured default, which prints to stdout)"),
     PublicModule("nullius_core.paths", "`Paths`: where Nullius keeps installs, images, jobs and the user catalogue"),
     PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),

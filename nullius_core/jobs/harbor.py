@@ -53,6 +53,11 @@ class Phases:
         self._open: tuple[str, datetime] | None = ("environment_setup", started)
         self.timings: dict[str, Timing] = {}
 
+    @property
+    def current(self) -> str | None:
+        """The phase open now (`agent_execution`), None once the trial's phases have ended."""
+        return self._open[0] if self._open is not None else None
+
     def begin(self, name: str, at: datetime | None = None) -> None:
         at = at or datetime.now(timezone.utc)
         self.end(at)

@@ -119,6 +119,9 @@ class BackendSpec:
     factory: Callable[..., Any]
     isolates: bool = False
     boxes: bool = False  # runs a task's own image (its backend has open_box): a control's unit may borrow it
+    # Asked before anything is installed, cloned or downloaded: why the backend cannot run here (its daemon does not answer,
+    # the kernel refuses its namespaces), or None. It may raise instead. It must be cheap: it builds nothing.
+    check: Callable[[], str | None] | None = None
 
 
 class BackendRegistry(Registry[BackendSpec]):

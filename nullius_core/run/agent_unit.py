@@ -28,7 +28,8 @@ from nullius_core.fsutil import read_json_lines
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.relay.records import keep_record
 from nullius_core.relay.seal import seal
-from nullius_core.run.prepare import Prepared, fill
+from nullius_core.run.launch import fill
+from nullius_core.run.prepare import Prepared
 from nullius_core.run.steps import StepRun, StepTurns
 from nullius_core.run.turns import DriverTurns
 from nullius_core.run.unit_end import ending

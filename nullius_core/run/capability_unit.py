@@ -18,7 +18,8 @@ from nullius_core.fsutil import append_line
 from nullius_core.jobs.layout import TrialDir
 from nullius_core.jobs.records import iso, utcnow
 from nullius_core.run.install import prefetch_folder
-from nullius_core.run.prepare import Prepared, fill, machine_python, process_env
+from nullius_core.run.launch import fill, machine_python, process_env
+from nullius_core.run.prepare import Prepared
 
 CAPABILITY_SECONDS = 300.0
 

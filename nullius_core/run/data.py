@@ -20,6 +20,7 @@ from pathlib import Path
 from nullius_core.definitions import Dataset
 from nullius_core.definitions.benchmark import HERE_PREFIX
 from nullius_core.definitions.folder import inside, leads_to
+from nullius_core.heartbeat import heartbeat
 from nullius_core.paths import Paths
 from nullius_core.run.download import DigestMismatch, DownloadError, beside, download
 from nullius_core.run.progress import Progress, Timer
@@ -110,6 +111,53 @@ def seed_hint(bench: str, name: str, dataset: Dataset) -> str:
     return f"seed it with: nullius data add {bench}/{name} FILE (a file whose sha256 is {dataset.sha256})"
 
 
+def at_hand(paths: Paths, bench: str, name: str, dataset: Dataset, here: Path, progress: Progress) -> Path | None:
+    """The dataset's file when it needs no fetch: the benchmark's own (checked against its pin) or the cache's; else None."""
+    local = local_file(dataset, here)
+    if local is not None:
+        if not inside(here, local):
+            raise DataError(f"dataset {bench}/{name}: {dataset.path} is {leads_to(local)}, outside the benchmark's folder; refused")
+        if not local.is_file():
+            raise DataError(f"dataset {bench}/{name}: {local} is missing from the benchmark's folder")
+        _check(local, dataset, str(local))
+        return local
+    if dataset.sha256 is None:
+        return None
+    target = cached_path(paths, bench, name, dataset)
+    if target.exists():
+        progress.stage("install", dataset=f"{bench}/{name}", state="cached")
+        return target
+    return None
+
+
+def can_be_fetched(bench: str, name: str, dataset: Dataset, clone: Path | None, reach: Callable[[], None] | None,
+                   driver_installs: bool) -> None:
+    """A dataset not at hand that cannot be fetched, refused before anything is installed, cloned or downloaded; nothing is fetched.
+
+    A URL is taken as declared (only the download says whether it answers);
+    a package's file needs the driver's environment; an upstream's path needs
+    the benchmark to pin its upstream and, with no clone yet, `reach()` to
+    pass: the repository answers (upstream.reachable), without a clone.
+    """
+    if dataset.url is not None:
+        return
+    if dataset.package is not None:
+        if not driver_installs:
+            raise DataError(f"dataset {bench}/{name} lies in package {dataset.package!r}, but the driver has no install")
+        return
+    if reach is None:
+        raise DataError(f"dataset {bench}/{name} is a path in the upstream, which this benchmark does not pin; {seed_hint(bench, name, dataset)}")
+    if clone is not None:
+        _in_clone(clone, bench, name, dataset)
+        return
+    try:
+        reach()
+    except Exception as exc:  # noqa: BLE001 - the reason goes into the message
+        raise DataError(
+            f"dataset {bench}/{name} is not in the cache and its upstream cannot be had ({exc}); {seed_hint(bench, name, dataset)}"
+        ) from None
+
+
 def resolve(
     paths: Paths,
     bench: str,
@@ -123,26 +171,19 @@ def resolve(
     """The dataset's file, from the cache or fetched into it; None for a dataset with no file."""
     if dataset.path is None and dataset.url is None:
         return None
-    local = local_file(dataset, here)
-    if local is not None:
-        if not inside(here, local):
-            raise DataError(f"dataset {bench}/{name}: {dataset.path} is {leads_to(local)}, outside the benchmark's folder; refused")
-        if not local.is_file():
-            raise DataError(f"dataset {bench}/{name}: {local} is missing from the benchmark's folder")
-        _check(local, dataset, str(local))
-        return local
+    found = at_hand(paths, bench, name, dataset, here, progress)
+    if found is not None:
+        return found
     target = cached_path(paths, bench, name, dataset)
-    if target.exists():
-        progress.stage("install", dataset=f"{bench}/{name}", state="cached")
-        return target
     progress.stage("install", dataset=f"{bench}/{name}", state="start")
     timer = Timer()
     try:
-        if dataset.url is not None:
-            _download(dataset.url, target, bench, name, dataset, progress)
-        else:
-            source = _fetch(bench, name, dataset, upstream_dir, install_python)
-            _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
+        with heartbeat(progress, "install", dataset=f"{bench}/{name}"):
+            if dataset.url is not None:
+                _download(dataset.url, target, bench, name, dataset, progress)
+            else:
+                source = _fetch(bench, name, dataset, upstream_dir, install_python)
+                _store(source, target, dataset, f"dataset {bench}/{name} ({source})")
     except DataError:
         _tidy(target.parent, paths.data_dir)
         progress.stage("install", dataset=f"{bench}/{name}", state="failed", seconds=timer.seconds)
@@ -172,6 +213,12 @@ def _fetch(
         raise DataError(
             f"dataset {bench}/{name} is not in the cache and its upstream cannot be had ({exc}); {seed_hint(bench, name, dataset)}"
         ) from None
+    return _in_clone(clone, bench, name, dataset)
+
+
+def _in_clone(clone: Path, bench: str, name: str, dataset: Dataset) -> Path:
+    """The dataset's file in the upstream's clone, never through a link leaving it."""
+    assert dataset.path is not None
     source = clone / dataset.path
     if not inside(clone, source):  # a link the upstream planted: its target is this machine's, not the upstream's
         raise DataError(f"dataset {bench}/{name}: {dataset.path} in the upstream is {leads_to(source)}, outside its clone; refused")

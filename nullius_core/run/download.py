@@ -4,7 +4,7 @@ http(s) only, never this machine's files. The bytes go to a temporary file
 beside their place, hashed as they come, and are renamed into place only
 once their sha256 is the pin's: whatever fails, nothing is left but whole,
 checked files. A download that takes long says its bytes every 5 s while it
-goes (progress.Ticker), through the caller's `say`.
+goes (heartbeat.Ticker), through the caller's `say`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from nullius_core.definitions.urls import bad_download
-from nullius_core.run.progress import Ticker
+from nullius_core.heartbeat import Ticker
 
 BLOCK = 1 << 16
 

@@ -54,6 +54,7 @@ from nullius_core.run.shard import plan
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.trial_result import TrialOutcome
 from nullius_core.run.unit import RunFacts, TrialCancelled, Work, run_trial
+from nullius_core.run.unit_watch import UnitWatch
 from nullius_core.session import Session
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class Engine:
         self._units_task: asyncio.Task[Any] | None = None
         self._bench_relay: Relay | None = None  # the run's own relay for a driver that embeds (needs.embeddings)
         self._relay: Relay | None = None  # the agent's relay once started: stopped at the end even when the backend refused the run
+        self._watch_units = UnitWatch(self.progress.stage)  # a unit that runs long says so every 30 s
 
     # --- the whole run -----------------------------------------------------
 
@@ -112,7 +114,8 @@ class Engine:
                         self.spec = attrs.evolve(self.spec, model=prepared.original.setup.asked)
                     return aio.run(self._main(job, prepared, started, resume is not None, retry_errors))
             except RunRefused as exc:
-                self.progress.stage("refused", reason=str(exc).splitlines()[0])
+                # said once, by the command (`nullius: run refused: ...`); the record keeps its first line
+                self.progress.record("refused", reason=str(exc).splitlines()[0])
                 if resume is None and job.path.exists() and not job.config_file.exists():  # only what this run made: no job
                     shutil.rmtree(job.path, ignore_errors=True)
                 raise
@@ -235,7 +238,8 @@ class Engine:
         todo = self._todo(job, work, retry_errors) if resuming else work
         facts = RunFacts(job=job, job_id=std.job_id, prepared=prepared, control=self.spec.control, model=self.spec.model, standard=std,
                          relay=relay, secrets_dir=self.session.paths.secrets_dir, boxes=self._boxes, meter=self._meter,
-                         hold_score=self.spec.hold_score, spares=self._spares_for(job))
+                         hold_score=self.spec.hold_score, spares=self._spares_for(job), watch=self._watch_units)
+        self.progress.concurrency = self.spec.concurrency  # the bar's estimate of the time left
         self.progress.stage("units", n=len(work), to_run=len(todo) if resuming else None, job=job.name)
         return facts, work, todo
 
@@ -352,15 +356,18 @@ class Engine:
                     await asyncio.to_thread(set_aside, facts.job, item.trial_name)
                 running += 1
                 self._in_flight.add(item.trial_name)
+                self._watch_units.began(item.trial_name, self._shown(item))
                 facts.job.event({"type": "trial_started", "trial_name": item.trial_name, "unit": item.unit, "at": iso(utcnow())})
                 try:
                     outcome = await run_trial(facts, item, driver, backend)
                 except TrialCancelled as cancelled:
+                    self._watch_units.ended(item.trial_name)
                     running -= 1
                     self._in_flight.discard(item.trial_name)
                     done += 1
                     self._finished(facts, item, cancelled.outcome, done, total, started, running)
                     raise asyncio.CancelledError from None
+                self._watch_units.ended(item.trial_name)
                 running -= 1
                 self._in_flight.discard(item.trial_name)
                 if self._runs_again(facts, item, outcome):
@@ -371,6 +378,7 @@ class Engine:
                 self._finished(facts, item, outcome, done, total, started, running)
 
         workers = [asyncio.create_task(worker()) for _ in range(max(1, min(self.spec.concurrency, len(todo))))]
+        watching = asyncio.create_task(self._watch_units.watch())
         try:
             await asyncio.gather(*workers)
         except BaseException:
@@ -380,6 +388,9 @@ class Engine:
             await asyncio.gather(*workers, return_exceptions=True)
             self._collect_cancelled(facts)
             raise
+        finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)  # ended here, never left pending in the loop
 
     def _runs_again(self, facts: RunFacts, item: Work, outcome: TrialOutcome) -> bool:
         """A unit that ended rate-limited runs once more, unless the benchmark says not (limits.run_again: false)."""
@@ -393,9 +404,12 @@ class Engine:
             self._watch.unit(outcome.exception_type)
         facts.job.event({"type": "trial_finished", "trial_name": item.trial_name, "unit": item.unit, "outcome": outcome.outcome,
                          "reward": outcome.reward, "again": True, "at": iso(utcnow())})
-        self.progress.stage("unit", i=done, of=total, unit=item.unit if self.spec.repeat == 1 else item.trial_name,
-                            outcome=f"error:{outcome.exception_type}", again="once more, after the units waiting",
-                            cause=first_line(outcome.result))
+        self.progress.stage("unit", i=done, of=total, unit=self._shown(item), outcome=f"error:{outcome.exception_type}",
+                            again="once more, after the units waiting", cause=first_line(outcome.result))
+
+    def _shown(self, item: Work) -> str:
+        """How a progress line names a trial: its unit, or with --repeat the trial's own name."""
+        return item.unit if self.spec.repeat == 1 else item.trial_name
 
     def _collect_cancelled(self, facts: RunFacts) -> None:
         """The trials cancelled in flight whose records were written but not counted yet."""
@@ -423,9 +437,10 @@ class Engine:
             "unit",
             i=done,
             of=total,
-            unit=item.unit if self.spec.repeat == 1 else item.trial_name,
+            unit=self._shown(item),
             outcome=outcome.outcome if outcome.exception_type is None or outcome.outcome in NOT_ERRORS else f"error:{outcome.exception_type}",
             reward=None if outcome.reward is None else round(outcome.reward, 4),
+            seconds=round(outcome.seconds, 1),
             cause=first_line(outcome.result) if outcome.outcome not in NOT_ERRORS else None,
             trial=str(facts.job.trial(item.trial_name).path) if outcome.exception_type is not None and outcome.outcome not in NOT_ERRORS else None,
         )

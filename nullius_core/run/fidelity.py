@@ -36,7 +36,8 @@ from nullius_core.run import install
 from nullius_core.run.agent_unit import agent_launch
 from nullius_core.run.conform import PortResult, _record
 from nullius_core.run.fidelity_fields import compare, distilled
-from nullius_core.run.prepare import Prepared, RunRefused, fill, prepare
+from nullius_core.run.launch import fill
+from nullius_core.run.prepare import Prepared, RunRefused, prepare
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.session import Session

@@ -30,6 +30,7 @@ import attrs
 
 from nullius_core.definitions import Install, unstructure
 from nullius_core.definitions.urls import url_file_name
+from nullius_core.heartbeat import heartbeat
 from nullius_core.paths import Paths
 from nullius_core.run.download import DownloadError, download
 from nullius_core.run.progress import Progress, Timer
@@ -159,7 +160,7 @@ def ensure(
         uv_program()  # a missing uv refused now, not after the slower steps before the project's
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another run may be installing the same digest
+        _wait_for(lock, progress, {label: key})  # another run may be installing the same digest
         if (target / MARKER).exists():
             progress.stage("install", **{label: key}, state="cached")
             return target
@@ -170,7 +171,8 @@ def ensure(
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         try:
-            _install(target, makings, upstream, lambda **fields: progress.stage("install", **{label: key}, **fields))
+            with heartbeat(progress, "install", **{label: key}):
+                _install(target, makings, upstream, lambda **fields: progress.stage("install", **{label: key}, **fields))
         except InstallError:
             progress.stage("install", **{label: key}, state="failed", seconds=timer.seconds)
             shutil.rmtree(target, ignore_errors=True)
@@ -178,6 +180,18 @@ def ensure(
         (target / MARKER).write_text(json.dumps(makings.record(), indent=2) + "\n")
         progress.stage("install", **{label: key}, state="done", seconds=timer.seconds)
     return target
+
+
+def _wait_for(lock: Any, progress: Progress, named: dict[str, str]) -> None:
+    """The install's lock: at once, or said (`state=waiting`, then every 30 s) while another run installs the same environment."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    progress.stage("install", **named, state="waiting", reason="another run installs it")
+    with heartbeat(progress, "install", state="waiting", **named):
+        fcntl.flock(lock, fcntl.LOCK_EX)
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:

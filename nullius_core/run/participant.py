@@ -1,7 +1,9 @@
-"""Preparing an agent for a run: which version, does it fit, consent, options, its install, its model's way.
+"""Preparing an agent for a run: which version, does it fit, consent, options, its model's way; then its install.
 
 Everything here happens before the first unit; a refusal names what is
-missing (a port, `--unsandboxed`, `--model`, a provider's key).
+missing (a port, `--unsandboxed`, `--model`, a provider's key). The checks
+(`check_participant`) come before anything is installed; the install and
+the provider's own server (`make_ready`) after every check of the run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from nullius_core.ports.fit import fit
 from nullius_core.relay import upstreams
 from nullius_core.relay.upstream import Upstream
 from nullius_core.run import install
+from nullius_core.run.checks import refuse_folder, resolve_options
 from nullius_core.run.progress import Progress
 from nullius_core.run.spec import RunSpec
 from nullius_core.session import Session
@@ -54,10 +57,35 @@ class PreparedAgent:
     effort_env: dict[str, str] = attrs.field(factory=dict)  # the effort, where the agent takes it as a variable
 
 
-def prepare_agent(
+@attrs.frozen(kw_only=True)
+class CheckedParticipant:
+    """An agent or capability whose every check that needs no install has passed: what `make_ready` then installs.
+
+    A run checks all it can before anything is installed, cloned or
+    downloaded (prepare.py), so that a run that cannot go (a missing key, a
+    pair that does not fit) is refused in a second, not after minutes of
+    installs.
+    """
+
+    entry: Entry
+    resolved: Resolved
+    options: dict[str, str]
+    upstream: Upstream | None  # an agent's always; a capability's when the run has a model
+    server: ProviderServer | None = None  # the provider's own model server: checked, prepared (installed) by make_ready
+    protocol: AgentProtocolSpec | None = None  # an agent's
+    runner: RunnerSpec | None = None  # a capability's
+    fitted: Fitted | None = None  # an agent's variant and effort
+
+    @property
+    def capability(self) -> bool:
+        return self.resolved.family == "capability"
+
+
+def check_participant(
     session: Session, spec: RunSpec, bench: ResolvedBenchmark, backend: BackendSpec, progress: Progress, refused: type[Exception],
     scratch: Path | None = None,
-) -> PreparedAgent:
+) -> CheckedParticipant:
+    """Everything about the agent (or capability) that needs no install: it exists, it fits, consent, model, options, provider, key."""
     key, version = split_ref(spec.participant)
     try:
         entry, definition = session.catalogue.participant(key)
@@ -65,8 +93,6 @@ def prepare_agent(
         raise refused(str(exc.args[0])) from None
     except DefinitionError as exc:
         raise refused(f"the definition of {key!r} is invalid:\n{exc.render()}") from None
-    from nullius_core.run.prepare import refuse_folder
-
     refuse_folder(entry, f"the definition of {key!r} is invalid", refused)
     try:
         resolved = definition.resolve(key, version)
@@ -80,7 +106,7 @@ def prepare_agent(
     if resolved.family == "capability":
         if spec.variant is not None or spec.effort:
             raise refused(f"{resolved.ref} is a capability: a variant or a reasoning effort is an agent's")
-        return _capability(session, spec, entry, resolved, progress, refused)
+        return _check_capability(session, spec, entry, resolved, progress, refused)
     if not backend.isolates and not spec.unsandboxed:
         isolating = sorted(b.name for b in session.backends if b.isolates)
         other = (f"use --backend {' or --backend '.join(isolating)}" if isolating
@@ -88,26 +114,42 @@ def prepare_agent(
         raise refused(f"an agent runs as you on the {backend.name} backend, which is not a sandbox: give --unsandboxed to consent, or {other}")
     if not spec.model:
         raise refused("an agent run needs --model (the model the relay sends every call as)")
-    from nullius_core.run.prepare import resolve_options
-
     fitted = _fit_variant(spec, resolved, scratch, refused)
     options = resolve_options(resolved.options, {**spec.agent_options, **fitted.options}, "", resolved.ref, what="option")
     protocol = session.agent_protocols.get("acp")
     if protocol is None:
         raise refused("no agent protocol 'acp' is registered (is the bundled plugin acp-client blocked?)")
-    keyless = _keyless(spec)
-    try:
-        upstream = upstreams.resolve(session, spec.provider, spec.base_url, keyless=keyless)
-    except upstreams.RelayRefused as exc:
-        raise refused(str(exc)) from None
+    upstream = _upstream(session, spec, refused)
     api = resolved.model.api if resolved.model else "openai-chat"
     wanted = api if api in ("anthropic", "gemini") else "openai"
     if wanted not in upstream.provider.apis:
         raise refused(f"{resolved.ref} speaks {api}, which provider {upstream.provider.name!r} does not serve")
-    served = None if keyless else served_by(session, spec, upstream, progress, refused)
-    install_dir = _install(session, resolved, progress, refused, kind="agents", label="agent")
-    return PreparedAgent(entry=entry, resolved=resolved, options=options, install_dir=install_dir, upstream=upstream, protocol=protocol,
-                         proofs=_proofs(session, entry, resolved), served=served, staged=fitted.staged, effort_env=fitted.env)
+    return CheckedParticipant(entry=entry, resolved=resolved, options=options, upstream=upstream, protocol=protocol, fitted=fitted,
+                              server=None if _keyless(spec) else checked_server(session, spec, upstream, progress, refused))
+
+
+def make_ready(session: Session, checked: CheckedParticipant, progress: Progress, refused: type[Exception]) -> PreparedAgent | PreparedCapability:
+    """The checked participant installed (once per version) and its provider's own server prepared: the slow part, after every check."""
+    served = _prepared_server(checked.server, refused)
+    kind, label = ("capabilities", "capability") if checked.capability else ("agents", "agent")
+    install_dir = _install(session, checked.resolved, progress, refused, kind=kind, label=label)
+    proofs = _proofs(session, checked.entry, checked.resolved)
+    if checked.capability:
+        assert checked.runner is not None
+        return PreparedCapability(entry=checked.entry, resolved=checked.resolved, options=checked.options, install_dir=install_dir,
+                                  runner=checked.runner, upstream=checked.upstream, proofs=proofs, served=served)
+    assert checked.upstream is not None and checked.protocol is not None and checked.fitted is not None
+    return PreparedAgent(entry=checked.entry, resolved=checked.resolved, options=checked.options, install_dir=install_dir,
+                         upstream=checked.upstream, protocol=checked.protocol, proofs=proofs, served=served,
+                         staged=checked.fitted.staged, effort_env=checked.fitted.env)
+
+
+def _upstream(session: Session, spec: RunSpec, refused: type[Exception]) -> Upstream:
+    """The provider, its base URL and its key (none read for a replay that never goes live)."""
+    try:
+        return upstreams.resolve(session, spec.provider, spec.base_url, keyless=_keyless(spec))
+    except upstreams.RelayRefused as exc:
+        raise refused(str(exc)) from None
 
 
 def _fit_variant(spec: RunSpec, resolved: Resolved, scratch: Path | None, refused: type[Exception]) -> Fitted:
@@ -127,38 +169,44 @@ def _keyless(spec: RunSpec) -> bool:
     return spec.replay is not None and not spec.replay.live
 
 
-def served_by(session: Session, spec: RunSpec, upstream: Upstream, progress: Progress, refused: type[Exception]) -> ProviderServer | None:
-    """The provider's own model server, prepared (installed, checked) before the run; None for a remote provider."""
+def checked_server(session: Session, spec: RunSpec, upstream: Upstream, progress: Progress, refused: type[Exception]) -> ProviderServer | None:
+    """The provider's own model server, its cheap checks passed (its `check()`, where it has one); None for a remote provider."""
     if upstream.provider.serve is None:
         return None
     context = ServeContext(paths=session.paths, model=spec.model, concurrency=spec.concurrency, progress=progress)
     try:
         server = upstream.provider.serve(context)
+        check = getattr(server, "check", None)  # optional: a server without one is checked by its prepare()
+        if callable(check):
+            check()
+    except ProviderRefused as exc:
+        raise refused(str(exc)) from None
+    return server
+
+
+def _prepared_server(server: ProviderServer | None, refused: type[Exception]) -> ProviderServer | None:
+    """The server prepared for the run (what it needs installed); a failure refuses the run."""
+    if server is None:
+        return None
+    try:
         server.prepare()
     except ProviderRefused as exc:
         raise refused(str(exc)) from None
     return server
 
 
-def _capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolved, progress: Progress, refused: type[Exception]) -> PreparedCapability:
+def _check_capability(session: Session, spec: RunSpec, entry: Entry, resolved: Resolved, progress: Progress,
+                      refused: type[Exception]) -> CheckedParticipant:
     """Capabilities are not asked for consent: they are libraries, run as the driver is."""
-    from nullius_core.run.prepare import resolve_options
-
     options = resolve_options(resolved.options, spec.agent_options, "", resolved.ref, what="option")
     runner = session.runners.get("capability:stdio")
     if runner is None:
         raise refused("no capability runner 'stdio' is registered (is the bundled plugin stdio-runner blocked?)")
-    upstream = served = None
-    keyless = _keyless(spec)
+    upstream = server = None
     if spec.model:
-        try:
-            upstream = upstreams.resolve(session, spec.provider, spec.base_url, keyless=keyless)
-        except upstreams.RelayRefused as exc:
-            raise refused(str(exc)) from None
-        served = None if keyless else served_by(session, spec, upstream, progress, refused)
-    install_dir = _install(session, resolved, progress, refused, kind="capabilities", label="capability")
-    return PreparedCapability(entry=entry, resolved=resolved, options=options, install_dir=install_dir, runner=runner, upstream=upstream,
-                              proofs=_proofs(session, entry, resolved), served=served)
+        upstream = _upstream(session, spec, refused)
+        server = None if _keyless(spec) else checked_server(session, spec, upstream, progress, refused)
+    return CheckedParticipant(entry=entry, resolved=resolved, options=options, upstream=upstream, server=server, runner=runner)
 
 
 def _proofs(session: Session, entry: Entry, resolved: Resolved) -> dict[str, Any]:

@@ -1,16 +1,15 @@
 """Everything a run settles before its first unit: what runs, with what, on what.
 
-A run refused here is refused whole (`stage=refused`), before any unit
-starts: an unknown dataset or option, a pair that does not fit, a missing
-program, a driver environment that cannot be installed, data that cannot be
-had.
+A run refused here is refused whole (`nullius: run refused: ...`), before any
+unit starts: an unknown dataset or option, a pair that does not fit, a
+missing key or program, a backend whose daemon does not answer, data that
+cannot be had, an environment that cannot be installed. Every check that
+needs no install comes first (`check`): a run that cannot go is refused in
+seconds, before anything is installed, cloned or downloaded (`_make_ready`).
 """
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,7 @@ from nullius_core.catalogue.listing import resolve_benchmark
 from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.contracts.licences import Handout
 from nullius_core.contracts.refused import RunRefused
-from nullius_core.definitions import Dataset, DefinitionError, Option, ResolvedBenchmark, load
-from nullius_core.definitions.folder import folder_problems
+from nullius_core.definitions import Dataset, DefinitionError, ResolvedBenchmark, load
 from nullius_core.licences import SecretStore, declared_secrets
 from nullius_core.licences.handout import hand_out
 from nullius_core.plugins.registries import BackendSpec, RunnerSpec
@@ -31,13 +29,15 @@ from nullius_core.relay.pins import Pin
 from nullius_core.relay.upstream import Upstream
 from nullius_core.run import data, install, upstream
 from nullius_core.run.bench_options import YOURS, applying, check_hosts, embeddings_model, refuse_given
+from nullius_core.run.checks import check_backend, refuse_folder, resolve_options
 from nullius_core.run.folders import FolderDataset, FolderProblem, names_a_folder, read_folder
+from nullius_core.run.launch import driver_launch, unfilled_install
+from nullius_core.run.participant import CheckedParticipant, check_participant, make_ready
 from nullius_core.run.progress import Progress
 from nullius_core.run.serving import run_pins
 from nullius_core.run.setups import ORIGINAL, PreparedOriginal, choose
 from nullius_core.run.spec import RunSpec
 from nullius_core.run.voices import Voice, voices_for
-from nullius_core.secret_names import without_secrets
 from nullius_core.session import Session
 
 
@@ -107,36 +107,53 @@ def _kit(session: Session, port_name: str) -> tuple[Entry, ResolvedBenchmark]:
     return entry, standard.resolve(key)
 
 
+@attrs.frozen(kw_only=True)
+class Checked:
+    """What a run's checks settled before anything is installed, cloned or downloaded."""
+
+    entry: Entry
+    bench: ResolvedBenchmark
+    dataset_name: str
+    dataset: Dataset
+    folder: FolderDataset | None
+    backend: BackendSpec
+    options: dict[str, str]
+    runner: RunnerSpec
+    participant: CheckedParticipant | None = None  # an agent's or a capability's; None for a control or an Original
+    original: PreparedOriginal | None = None
+    voices: dict[str, Voice] = attrs.field(factory=dict)
+    voice_upstream: Upstream | None = None
+    embeddings: str | None = None
+    bench_upstream: Upstream | None = None
+    clone: Path | None = None  # the upstream's clone, when one is made already
+    dataset_file: Path | None = None  # the dataset's file when it is at hand (the benchmark's own, the cache's, a folder's)
+
+
 def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) -> Prepared:
-    try:
-        entry, bench = _kit(session, spec.kit) if spec.kit else resolve_benchmark(session.catalogue, spec.benchmark)
-    except DefinitionError as exc:
-        raise RunRefused("the benchmark's definition is invalid:\n" + exc.render()) from None
-    except LookupError as exc:
-        raise RunRefused(str(exc.args[0])) from None
-    refuse_folder(entry, "the benchmark's definition is invalid")
-    standard = bench.standard
-    if standard.kit is not None and spec.kit is None:
-        raise RunRefused(f"{bench.ref} is the kit of {standard.kit.port}: kits prove agents (nullius conform), they are not run")
-    if bench.driver is None:
-        raise RunRefused(f"{bench.ref} has no driver")
+    """The run settled: first every check that needs no install (cheap, seconds), then the installs, clones and downloads (slow)."""
+    checked = check(session, spec, progress, scratch)
+    return _make_ready(session, spec, checked, progress, scratch)
+
+
+def check(session: Session, spec: RunSpec, progress: Progress, scratch: Path) -> Checked:
+    """Everything a run can be refused for without installing, cloning or downloading anything, in the order a user fixes it."""
+    entry, bench = _benchmark(session, spec)
     dataset_name, dataset, folder = choose_dataset(bench, spec.dataset)
     backend = session.backends.get(spec.backend)
     if backend is None:
         known = ", ".join(session.backends.names()) or "none registered"
         raise RunRefused(f"no backend named {spec.backend!r} (backends: {known})")
-    agent = original = None
+    participant = original = None
     if (spec.variant is not None or spec.effort) and (spec.participant == ORIGINAL or spec.control is not None):
         raise RunRefused(f"a variant or a reasoning effort is an agent's, not {spec.participant}'s")
     if spec.participant == ORIGINAL:
         original = _original(session, spec, bench)
     options = _bench_options(bench, spec.bench_options, dataset_name, original.setup.name if original is not None else YOURS)
     if spec.participant != ORIGINAL and spec.control is None:
-        from nullius_core.run.participant import prepare_agent
-
-        agent = prepare_agent(session, spec, bench, backend, progress, RunRefused, scratch)
+        participant = check_participant(session, spec, bench, backend, progress, RunRefused, scratch)
     voices = voices_for(bench, spec, options, RunRefused)
     voice_upstream = _voice_upstream(session, spec, bench, voices) if spec.control is not None and voices else None
+    assert bench.driver is not None
     runner = session.runners.get(f"driver:{bench.driver.runner}")
     if runner is None:
         known = ", ".join(n.split(":", 1)[1] for n in session.runners.names() if n.startswith("driver:")) or "none"
@@ -144,57 +161,110 @@ def prepare(session: Session, spec: RunSpec, progress: Progress, scratch: Path) 
     check_hosts(bench, options)
     embeddings = embeddings_model(bench, options)
     bench_upstream = _bench_upstream(session, bench, embeddings) if embeddings else None
-    paths = session.paths
-    clone = upstream.existing_clone(paths, entry.key, bench.upstream)
-    install_dir = None
-    install_python = None
-    if bench.driver.install is not None:
-        needs_clone = bench.driver.install.project is not None
-        if needs_clone and clone is None and bench.upstream is not None:
-            clone = _clone(session, entry, bench, progress)
+    check_backend(backend)
+    clone = upstream.existing_clone(session.paths, entry.key, bench.upstream)
+    dataset_file = folder.path if folder is not None else _dataset_at_hand(session, entry, bench, dataset_name, dataset, clone, progress)
+    return Checked(entry=entry, bench=bench, dataset_name=dataset_name, dataset=dataset, folder=folder, backend=backend, options=options,
+                   runner=runner, participant=participant, original=original, voices=voices, voice_upstream=voice_upstream,
+                   embeddings=embeddings, bench_upstream=bench_upstream, clone=clone, dataset_file=dataset_file)
+
+
+def _benchmark(session: Session, spec: RunSpec) -> tuple[Entry, ResolvedBenchmark]:
+    """The benchmark (or the port's kit) asked for, its definition and folder sound, with a driver."""
+    try:
+        entry, bench = _kit(session, spec.kit) if spec.kit else resolve_benchmark(session.catalogue, spec.benchmark)
+    except DefinitionError as exc:
+        raise RunRefused("the benchmark's definition is invalid:\n" + exc.render()) from None
+    except LookupError as exc:
+        raise RunRefused(str(exc.args[0])) from None
+    refuse_folder(entry, "the benchmark's definition is invalid")
+    if bench.standard.kit is not None and spec.kit is None:
+        raise RunRefused(f"{bench.ref} is the kit of {bench.standard.kit.port}: kits prove agents (nullius conform), they are not run")
+    if bench.driver is None:
+        raise RunRefused(f"{bench.ref} has no driver")
+    unfilled_install(bench)
+    return entry, bench
+
+
+def _dataset_at_hand(session: Session, entry: Entry, bench: ResolvedBenchmark, name: str, dataset: Dataset, clone: Path | None,
+                     progress: Progress) -> Path | None:
+    """The dataset's file when nothing need be fetched; else None, once it is known that it can be fetched (nothing is)."""
+    assert bench.driver is not None
+    install = bench.driver.install
+    if install is not None and install.project is not None and clone is None and bench.upstream is not None:
+        try:  # the driver's environment builds the upstream's project: its clone must be possible
+            _reach(bench)
+        except upstream.UpstreamError as exc:
+            raise RunRefused(f"the driver's environment of {bench.ref} cannot be installed: {exc}") from None
+    if dataset.path is None and dataset.url is None:
+        return None
+    try:
+        found = data.at_hand(session.paths, entry.key, name, dataset, entry.folder, progress)
+        if found is None:
+            pinned = bench.upstream is not None and bench.upstream.repository and bench.upstream.tested
+            data.can_be_fetched(entry.key, name, dataset, clone, (lambda: _reach(bench)) if pinned else None, install is not None)
+    except data.DataError as exc:
+        raise RunRefused(str(exc)) from None
+    return found
+
+
+def _reach(bench: ResolvedBenchmark) -> None:
+    assert bench.upstream is not None
+    upstream.reachable(bench.upstream)
+
+
+def _make_ready(session: Session, spec: RunSpec, checked: Checked, progress: Progress, scratch: Path) -> Prepared:
+    """The slow part, once every check passed: the upstream's clone, the dataset's fetch, the driver's and the agent's installs.
+
+    The dataset is fetched before the environments are installed (unless it
+    lies in the driver's package): a download that fails refuses the run
+    before minutes of installs. The agent, whose install is the longest, is last.
+    """
+    entry, bench, paths = checked.entry, checked.bench, session.paths
+    assert bench.driver is not None
+    install_spec = bench.driver.install
+    clone, dataset_file = checked.clone, checked.dataset_file
+    if install_spec is not None and install_spec.project is not None and clone is None and bench.upstream is not None:
         try:
-            install_dir = install.ensure(paths, entry.key, bench.driver.install, progress, upstream=clone)
+            clone = _clone(session, entry, bench, progress)
+        except data.DataError as exc:
+            raise RunRefused(f"the driver's environment of {bench.ref} cannot be installed: {exc}") from None
+    if dataset_file is None and checked.dataset.package is None:
+        dataset_file = _fetch_dataset(session, checked, progress, None)
+    install_dir = install_python = None
+    if install_spec is not None:
+        try:
+            install_dir = install.ensure(paths, entry.key, install_spec, progress, upstream=clone)
         except install.InstallError as exc:
             raise RunRefused(f"the driver's environment of {bench.ref} cannot be installed: {exc}") from None
         venv_python = install_dir / ".venv" / "bin" / "python"
         install_python = venv_python if venv_python.exists() else None
+    if dataset_file is None and checked.dataset.package is not None:
+        dataset_file = _fetch_dataset(session, checked, progress, install_python)
+    agent = make_ready(session, checked.participant, progress, RunRefused) if checked.participant is not None else None
+    clone = clone or upstream.existing_clone(paths, entry.key, bench.upstream)
+    launch = driver_launch(bench, entry, dataset_file, clone, install_dir, checked.options, scratch)
+    prepared = Prepared(
+        entry=entry, bench=bench, dataset_name=checked.dataset_name, dataset=checked.dataset, options=checked.options, runner=checked.runner,
+        backend=checked.backend, launch=launch, dataset_file=dataset_file, install_dir=install_dir, upstream_dir=clone, folder=checked.folder,
+        agent=agent, proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
+        voices=checked.voices if agent is None or getattr(agent, "upstream", None) is not None else {},
+        voice_upstream=checked.voice_upstream, original=checked.original, embeddings=checked.embeddings, bench_upstream=checked.bench_upstream,
+    )
+    return attrs.evolve(prepared, pins=run_pins(spec, prepared))
+
+
+def _fetch_dataset(session: Session, checked: Checked, progress: Progress, install_python: Path | None) -> Path | None:
+    """The dataset's file fetched into the cache: by URL, from the upstream's clone, or from the driver's package."""
+    entry, bench = checked.entry, checked.bench
     try:
-        dataset_file = folder.path if folder is not None else data.resolve(
-            paths,
-            entry.key,
-            dataset_name,
-            dataset,
-            here=entry.folder,
-            progress=progress,
+        return data.resolve(
+            session.paths, entry.key, checked.dataset_name, checked.dataset, here=entry.folder, progress=progress,
             upstream_dir=(lambda: _clone(session, entry, bench, progress)) if bench.upstream and bench.upstream.repository else None,
             install_python=install_python,
         )
     except data.DataError as exc:
         raise RunRefused(str(exc)) from None
-    clone = clone or upstream.existing_clone(paths, entry.key, bench.upstream)
-    launch = driver_launch(bench, entry, dataset_file, clone, install_dir, options, scratch)
-    prepared = Prepared(
-        entry=entry,
-        bench=bench,
-        dataset_name=dataset_name,
-        dataset=dataset,
-        options=options,
-        runner=runner,
-        backend=backend,
-        launch=launch,
-        dataset_file=dataset_file,
-        install_dir=install_dir,
-        upstream_dir=clone,
-        folder=folder,
-        agent=agent,
-        proofs=None if spec.kit else session.catalogue.standing(entry, bench.version).as_json(),
-        voices=voices if agent is None or getattr(agent, "upstream", None) is not None else {},
-        voice_upstream=voice_upstream,
-        original=original,
-        embeddings=embeddings,
-        bench_upstream=bench_upstream,
-    )
-    return attrs.evolve(prepared, pins=run_pins(spec, prepared))
 
 
 def choose_dataset(bench: ResolvedBenchmark, asked: str | None) -> tuple[str, Dataset, FolderDataset | None]:
@@ -250,41 +320,12 @@ def _bench_upstream(session: Session, bench: ResolvedBenchmark, model: str) -> U
         raise RunRefused(f"{bench.ref}'s driver embeds with {model} through the run's own relay, which wants the OpenAI provider: {exc}") from None
 
 
-def refuse_folder(entry: Entry, what: str, refused: type[Exception] = RunRefused) -> None:
-    """A definition whose folder `nullius check` refuses (a path or link leaving it) runs nothing."""
-    problems = folder_problems(entry.file)
-    if problems:
-        raise refused(f"{what}:\n" + "\n".join(p.render() for p in problems))
-
-
 def _clone(session: Session, entry: Entry, bench: ResolvedBenchmark, progress: Progress) -> Path:
     assert bench.upstream is not None
     try:
         return upstream.ensure_clone(session.paths, entry.key, bench.upstream, progress)
     except upstream.UpstreamError as exc:
         raise data.DataError(str(exc)) from None
-
-
-def resolve_options(declared: dict[str, Option], given: dict[str, str], dataset: str, ref: str, what: str = "option") -> dict[str, str]:
-    """Every option's value (defaults included), refusing an unknown name or a value not allowed."""
-    for name, value in given.items():
-        option = declared.get(name)
-        if option is None:
-            known = ", ".join(sorted(declared)) or "none"
-            raise RunRefused(f"{ref} has no {what} {name!r} ({what}s: {known})")
-        if option.datasets and dataset not in option.datasets:
-            raise RunRefused(f"{what} {name!r} of {ref} applies to datasets {', '.join(option.datasets)}, not {dataset!r}")
-        if not option.allows(value):
-            allowed = ", ".join(option.values) if option.values is not None else f"values matching {option.pattern!r}"
-            raise RunRefused(f"{what} {name!r} of {ref} does not allow {value!r} (allowed: {allowed})")
-    out: dict[str, str] = {}
-    for name, option in declared.items():
-        if option.datasets and dataset not in option.datasets:
-            continue
-        value = given.get(name, option.default)
-        if value is not None:
-            out[name] = value
-    return out
 
 
 def _bench_options(bench: ResolvedBenchmark, given: dict[str, str], dataset: str, setup: str) -> dict[str, str]:
@@ -305,67 +346,3 @@ def with_driver_licences(secrets_dir: Path, prepared: Prepared, run: str) -> tup
     return prepared, licences
 
 
-def process_env() -> dict[str, Any]:
-    """The environment of a driver or capability: the machine's, without secrets or Nullius's own venv."""
-    env: dict[str, Any] = without_secrets(os.environ)
-    for key in [k for k in env if k.startswith("NULLIUS_")] + ["VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH"]:
-        env.pop(key, None)
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not _inside_own_env(p))
-    return env
-
-
-def _inside_own_env(folder: str) -> bool:
-    """A PATH entry of the virtual environment Nullius itself runs in."""
-    if sys.prefix == sys.base_prefix or not folder:
-        return False
-    try:
-        return Path(folder).resolve().is_relative_to(Path(sys.prefix).resolve())
-    except OSError:
-        return False
-
-
-def machine_python() -> Path:
-    """The machine's python3: the first on PATH outside Nullius's own environment."""
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        candidate = Path(folder) / "python3"
-        if folder and not _inside_own_env(folder) and os.access(candidate, os.X_OK):
-            return candidate
-    return Path(getattr(sys, "_base_executable", sys.executable))
-
-
-def fill(text: str, slots: dict[str, str]) -> str:
-    """Replace `{name}` for the given slots only; other braces are left as they are."""
-    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: slots.get(m.group(1), m.group(0)), text)
-
-
-def driver_launch(
-    bench: ResolvedBenchmark,
-    entry: Entry,
-    dataset_file: Path | None,
-    clone: Path | None,
-    install_dir: Path | None,
-    options: dict[str, str],
-    scratch: Path,
-) -> DriverLaunch:
-    assert bench.driver is not None
-    slots = {"here": str(entry.folder)}
-    if install_dir is not None:
-        slots["install"] = str(install_dir)
-    argv = [fill(arg, slots) for arg in bench.driver.command]
-    if argv[0] in ("python3", "python"):
-        argv[0] = str(machine_python())
-    unfilled = [a for a in argv if "{install}" in a]
-    if unfilled:
-        raise RunRefused(f"{bench.ref}: driver.command names {{install}} but driver.install is not set")
-    env = process_env()
-    env.update(
-        NULLIUS_DATASET=str(dataset_file) if dataset_file else "",
-        NULLIUS_UPSTREAM=str(clone) if clone else "",
-        NULLIUS_VERSION=bench.version or "",
-        NULLIUS_PREFETCH=install.prefetch_folder(install_dir, bench.driver.install),
-        PYTHONUNBUFFERED="1",
-    )
-    for name, value in options.items():
-        env[f"NULLIUS_OPTION_{name.upper()}"] = value
-    scratch.mkdir(parents=True, exist_ok=True)
-    return DriverLaunch(argv=argv, env=env, cwd=scratch, label=f"driver of {bench.ref}")

@@ -3,21 +3,24 @@
 `[nullius] stage=install driver=humaneval state=done seconds=41 at=...`,
 `stage=units n=10`, `stage=unit i=3 of=10 unit=u0002 outcome=passed`,
 `stage=done`. When stderr is a terminal, a rich progress bar stands in for
-the per-unit lines (they still go to progress.jsonl). A stage that takes
-long (a download) says how far it is every 5 s while it goes (`Ticker`).
+the per-unit lines (they still go to progress.jsonl): the units done, the
+mean reward so far and the time left (progress_bar.py). Long work is never
+silent: a download says its bytes every 5 s, an install or a unit that goes
+on says `state=running seconds=N` every 30 s (nullius_core/heartbeat.py,
+unit_watch.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
+
+from nullius_core.run.progress_bar import UnitsBar
 
 
 def now_iso() -> str:
@@ -28,11 +31,11 @@ class Progress:
     def __init__(self, stream: TextIO | None = None, bar: bool | None = None):
         self.stream = stream or sys.stderr
         self.bar_wanted = self.stream.isatty() if bar is None else bar
+        self.concurrency = 1  # the run's -j, set by the engine before its units: the bar's estimate of the time left
         self._file: Any = None
         self._pending: list[str] = []
-        self._bar: Any = None
-        self._task: Any = None
-        self._lock = threading.Lock()  # a Ticker says its lines from a thread of its own
+        self._bar: UnitsBar | None = None
+        self._lock = threading.Lock()  # a heartbeat says its lines from a thread of its own
 
     def attach(self, path: Path) -> None:
         """From now on, lines go to `path` too (and the ones said before it)."""
@@ -46,44 +49,41 @@ class Progress:
         with self._lock:
             self._stage(stage, **fields)
 
-    def _stage(self, stage: str, **fields: Any) -> None:
-        fields = {"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()}
+    def record(self, stage: str, **fields: Any) -> None:
+        """A line for the record alone, never the console: a refusal, which the command itself says once (`nullius: run refused: ...`)."""
+        with self._lock:
+            self._keep(_fields(stage, fields))
+
+    def _keep(self, fields: dict[str, Any]) -> None:
         record = json.dumps(fields, ensure_ascii=False) + "\n"
         if self._file is not None:
             self._file.write(record)
         else:
             self._pending.append(record)
+
+    def _stage(self, stage: str, **given: Any) -> None:
+        fields = _fields(stage, given)
+        self._keep(fields)
         if stage == "unit" and self._bar is not None:
-            self._bar.update(self._task, advance=1, description=f"{fields.get('unit')} {fields.get('outcome')}")
+            self._bar.unit(fields)
             if "cause" not in fields:
                 return  # an errored unit's line is said above the bar, with its cause
         if stage == "units" and self.bar_wanted:
-            self._start_bar(int(fields.get("n", 0)))
+            self._bar = UnitsBar(self.stream, int(fields.get("n", 0)), self.concurrency)
         if stage == "done" and self._bar is not None:
             self._bar.stop()
             self._bar = None
         text = "[nullius] " + " ".join(f"{k}={_plain(v)}" for k, v in fields.items())
         if self._bar is not None:
-            self._bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            self._bar.print(text)
             return
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def _start_bar(self, total: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
-
-        self._bar = Bar(
-            TextColumn("[nullius] units"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=Console(file=self.stream),
-            transient=False,
-        )
-        self._task = self._bar.add_task("", total=total)
-        self._bar.start()
+    def bar_text(self) -> str | None:
+        """The bar as it shows now, as plain text; None when there is none (no terminal, or no units yet)."""
+        with self._lock:
+            return self._bar.text() if self._bar is not None else None
 
     def close(self) -> None:
         if self._bar is not None:
@@ -94,49 +94,13 @@ class Progress:
             self._file = None
 
 
+def _fields(stage: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {"stage": stage, **{k: v for k, v in fields.items() if v is not None}, "at": now_iso()}
+
+
 def _plain(value: Any) -> str:
     text = str(value)
     return json.dumps(text) if (" " in text or not text) else text
-
-
-# Seconds between a long stage's lines. Set only by tests, to see the lines of a download they slow down without waiting 5 s.
-EVERY_VARIABLE = "NULLIUS_PROGRESS_EVERY"
-EVERY_SECONDS = 5.0
-
-
-def every() -> float:
-    """Seconds between a long stage's lines: 5, or what NULLIUS_PROGRESS_EVERY says (for tests)."""
-    try:
-        seconds = float(os.environ.get(EVERY_VARIABLE, EVERY_SECONDS))
-    except ValueError:
-        return EVERY_SECONDS
-    return seconds if seconds > 0 else EVERY_SECONDS
-
-
-class Ticker:
-    """Calls `say()` every `every()` seconds, from a thread of its own, while the block runs.
-
-    A thread, so that a stage that is stuck (a server that stopped sending)
-    still says so: nothing has to arrive for the line to come.
-    """
-
-    def __init__(self, say: Callable[[], None]) -> None:
-        self._say = say
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._tick, name="nullius-ticker", daemon=True)
-
-    def _tick(self) -> None:
-        seconds = every()
-        while not self._stop.wait(seconds):
-            self._say()
-
-    def __enter__(self) -> Ticker:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 class Timer:

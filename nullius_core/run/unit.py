@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from nullius_core.relay.meter import CostMeter
     from nullius_core.relay.server import Relay
     from nullius_core.run.environments import BoxLender
+    from nullius_core.run.unit_watch import UnitWatch
 
 # The exception a failed op is recorded as (Harbor's names where Harbor has one).
 OP_EXCEPTION = {"setup": "EnvironmentSetupError", "oracle": "OracleError", "score": "VerifierError"}
@@ -95,6 +96,7 @@ class RunFacts:
     meter: CostMeter | None = None  # the relay's: its `stopped` says why --max-cost cancelled the run
     hold_score: bool = False  # --hold-score: no unit is scored now; each keeps what `score` needs (held.py)
     spares: control_place.Spares | None = None  # a control run's empty workspaces, used again (control_place.py)
+    watch: UnitWatch | None = None  # the engine's: a unit that runs long says its phase (unit_watch.py)
 
     @property
     def participant(self) -> str:
@@ -160,6 +162,8 @@ async def run_trial(facts: RunFacts, work: Work, driver: Driver, backend: Backen
         (trial.work / "relay").mkdir(parents=True, exist_ok=True)
         base["stop"] = f"{real}/.work/relay/stop"
     ran = Ran(started=started, phases=Phases(started), base=base)
+    if facts.watch is not None:
+        facts.watch.phases(work.trial_name, ran.phases)
     cancelled = False
     try:
         setup = await _set_up(facts, ran, trial, driver, backend)

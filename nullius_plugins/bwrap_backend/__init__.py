@@ -104,5 +104,6 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
             summary="Each unit's agent in a bubblewrap sandbox (own namespaces, no network but its relay's door, read-only system); needs no docker.",
             factory=BwrapBackend,
             isolates=True,
+            check=kernel.missing,  # bwrap on PATH and the namespaces it needs: a few ms, before the run installs anything
         )
     )

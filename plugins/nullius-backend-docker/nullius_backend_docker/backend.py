@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from nullius_backend_docker.image import IMAGE_PATH
 from nullius_backend_docker.room import DockerRoom, hardened
 from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository, opened
 from nullius_core.contracts.driver import DriverLaunch
+from nullius_core.heartbeat import heartbeat
 from nullius_core.sandbox import mounts
 from nullius_core.contracts.own_image import BuildFailed
 
@@ -125,7 +127,7 @@ class DockerBackend:
         own = environment.own
         log = environment.log.with_name(f"own-{(own.image.build or 'pull').strip('/').replace('/', '-')}.log")
 
-        def make(say: Callable[[str, str], None]) -> str:
+        def make(say: Callable[..., None]) -> str:
             tag = ownimage.ensure(environment.benchmark, own.source, own.image.build, own.image.pull, self.image, log, self.images_dir, say,
                                   self.calls)
             self._image_facts[tag] = ownimage.facts(tag, self.calls)
@@ -134,13 +136,13 @@ class DockerBackend:
         tag = await self._image_once((environment.benchmark, own.image.pull or f"build:{own.image.build}"), environment, make)
         return attrs.evolve(place, environment=environment, image=tag, sandbox=None, licences=handout)
 
-    async def _image_once(self, key: tuple[str, str], environment: Any, make: Callable[[Callable[[str, str], None]], str]) -> str:
+    async def _image_once(self, key: tuple[str, str], environment: Any, make: Callable[[Callable[..., None]], str]) -> str:
         """The first unit finds or makes the image (in a thread: hashing, the daemon, a build); the others wait, then reuse its tag."""
         progress = self.progress
 
-        def say(state: str, tag: str) -> None:
+        def say(state: str, tag: str, **fields: Any) -> None:
             if progress is not None:
-                progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state)
+                progress.stage("install", environment=f"{environment.benchmark}/{environment.name}", image=tag, state=state, **fields)
 
         async with self._env_locks.setdefault(key, asyncio.Lock()):
             if key in self._env_failures:  # tried once this run: the others are told why, not built again
@@ -180,7 +182,8 @@ class DockerBackend:
             if known is None:
                 say = self.progress.stage if self.progress is not None else (lambda *a, **k: None)
                 try:
-                    known = await asyncio.to_thread(pyruntime.ensure, self.runtimes_dir, minor)
+                    with heartbeat(self.progress, "install", runtime=f"python-{minor}") if self.progress is not None else nullcontext():
+                        known = await asyncio.to_thread(pyruntime.ensure, self.runtimes_dir, minor)
                     say("install", runtime=f"python-{minor}", python=known.version, state="ready")
                 except pyruntime.RuntimeUnavailable as exc:
                     known = exc

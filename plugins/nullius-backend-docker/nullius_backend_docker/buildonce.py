@@ -10,10 +10,11 @@ from typing import IO
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
+from nullius_core.heartbeat import beating
 
 
 def once(tag: str, log: Path, lock: Path, make: Callable[[IO[bytes]], int], *, found: str, making: str, failed: Callable[[int], str],
-         say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None) -> str:
+         say: Callable[..., None] = lambda state, tag, **fields: None, calls: CallLog | None = None) -> str:
     """`tag` when it is here; else `make(log)` (its exit status) under `lock`. `found`, `making`: the log's lines; `failed(exit)`: the error."""
     log.parent.mkdir(parents=True, exist_ok=True)
     if dockercli.image_exists(tag, calls):
@@ -29,7 +30,8 @@ def once(tag: str, log: Path, lock: Path, make: Callable[[IO[bytes]], int], *, f
             return tag
         say("start", tag)
         note(log, f"{tag}: {making}")
-        with open(log, "ab") as out:
+        # a build or a pull may take minutes: said every 30 s while it goes
+        with open(log, "ab") as out, beating(lambda seconds: say("running", tag, seconds=seconds)):
             code = make(out)
     if code != 0:
         say("failed", tag)

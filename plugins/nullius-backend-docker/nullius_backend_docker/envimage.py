@@ -37,7 +37,7 @@ def tag_for(benchmark: str, name: str, base: str, dockerfile: bytes, files: dict
 
 def ensure(
     benchmark: str, name: str, folder: Path, dockerfile: str, files: list[str], base: str, log: Path, images_dir: Path,
-    say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None,
+    say: Callable[..., None] = lambda state, tag, **fields: None, calls: CallLog | None = None,
 ) -> str:
     """The environment's image, built first if it is not there; a DockerError says why it cannot be.
 

@@ -30,6 +30,7 @@ from typing import Any, Callable
 from nullius_backend_docker import dockercli
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
+from nullius_core.heartbeat import beating
 
 PACKAGES = ("git", "python3", "curl", "ca-certificates", "tmux")
 NODE_VERSION = "22.23.5"
@@ -97,7 +98,9 @@ def ensure_base(images_dir: Path, say: Callable[[str, dict[str, Any]], None] = l
             return tag
         log = images_dir / f"base-{tag.split(':')[1]}.log"
         say("start", {"image": tag, "source": source, "log": str(log)})
-        with tempfile.TemporaryDirectory(prefix="nullius-base-", dir=images_dir) as scratch:
+        # minutes the first time: said every 30 s while it builds
+        with beating(lambda seconds: say("running", {"image": tag, "seconds": seconds})), \
+                tempfile.TemporaryDirectory(prefix="nullius-base-", dir=images_dir) as scratch:
             node_root = Path(scratch) / "node"
             _fetch_node(node_root, log)
             if source == UBUNTU:

@@ -49,7 +49,7 @@ def tag_for(benchmark: str, build: str, digest: str) -> str:
 
 
 def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, base: str, log: Path, images_dir: Path,
-           say: Callable[[str, str], None] = lambda state, tag: None, calls: CallLog | None = None) -> str:
+           say: Callable[..., None] = lambda state, tag, **fields: None, calls: CallLog | None = None) -> str:
     """The unit's image, built or pulled first when it is not here; a DockerError says why it cannot be."""
     if pull is not None:
         def fetch(out: IO[bytes]) -> int:

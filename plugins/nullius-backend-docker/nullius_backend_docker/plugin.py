@@ -22,6 +22,15 @@ def _factory():  # type: ignore[no-untyped-def]
     return DockerBackend()
 
 
+def _check() -> str | None:
+    """Before a run installs anything: the daemon answers (its version asked, nothing built), else why not and how to get docker."""
+    try:
+        dockercli.check_daemon()
+    except dockercli.DockerError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 @hookimpl
 def nullius_register_backends(registry: BackendRegistry) -> None:
     registry.add(
@@ -31,6 +40,7 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
             factory=_factory,
             isolates=True,
             boxes=True,
+            check=_check,
         )
     )
 
@@ -45,11 +55,17 @@ def base_command() -> None:
     """Build the base image (nullius/base:<hash>) if it is not there; print its tag."""
     paths = Paths.from_env(os.environ)
     try:
-        tag = image.ensure_base(paths.standard_dir / "images", lambda state, fields: click.echo(f"[nullius] stage=install base_image={fields.get('image', '')} state={state}", err=True))
+        tag = image.ensure_base(paths.standard_dir / "images", _say_base)
     except dockercli.DockerError as exc:
         click.echo(f"nullius: {exc}", err=True)
         sys.exit(2)
     click.echo(tag)
+
+
+def _say_base(state: str, fields: dict[str, object]) -> None:
+    """`nullius docker base`'s progress: a line as a run's, without the record."""
+    more = "".join(f" {k}={v}" for k, v in fields.items() if k in ("seconds", "log"))
+    click.echo(f"[nullius] stage=install base_image={fields.get('image', '')} state={state}{more}", err=True)
 
 
 @docker_group.command("sweep")

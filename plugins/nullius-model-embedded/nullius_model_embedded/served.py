@@ -53,20 +53,24 @@ class EmbeddedServer:
         self._drain: asyncio.Task[None] | None = None
         self._argv: list[str] = []
 
-    def prepare(self) -> None:
+    def check(self) -> tuple[str, Path, list[str]]:
+        """What needs no install, asked before the run installs anything: the model asked, its wheel, Node.js, the settings."""
         model = self.context.model
         if model is not None and model != MODEL:
             raise ProviderRefused(f"provider 'embedded' serves {MODEL} alone, not {model!r}: give --model {MODEL}, or no --model")
         gguf = runtime.gguf()
         node = runtime.node()
+        runtime.installable(self.context.paths.standard_dir)
+        settings = ["--threads", str(_setting("NULLIUS_EMBEDDED_THREADS", 1)), "--context", str(_setting("NULLIUS_EMBEDDED_CONTEXT", 4096)),
+                    "--max-tokens", str(_setting("NULLIUS_EMBEDDED_MAX_TOKENS", 512))]
+        return node, gguf, settings
+
+    def prepare(self) -> None:
+        """After every check of the run: node-llama-cpp installed once (npm), the server's command made."""
+        node, gguf, settings = self.check()
         folder = runtime.ensure_runtime(self.context.paths.standard_dir, self.context.progress)
         parallel = max(1, min(self.context.concurrency, MAX_PARALLEL))
-        self._argv = [
-            node, str(SERVER), "--runtime", str(folder), "--gguf", str(gguf), "--name", MODEL,
-            "--threads", str(_setting("NULLIUS_EMBEDDED_THREADS", 1)), "--parallel", str(parallel),
-            "--context", str(_setting("NULLIUS_EMBEDDED_CONTEXT", 4096)),
-            "--max-tokens", str(_setting("NULLIUS_EMBEDDED_MAX_TOKENS", 512)),
-        ]
+        self._argv = [node, str(SERVER), "--runtime", str(folder), "--gguf", str(gguf), "--name", MODEL, "--parallel", str(parallel), *settings]
 
     async def start(self) -> str:
         if not self._argv:

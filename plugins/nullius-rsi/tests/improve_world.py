@@ -18,8 +18,10 @@ import pytest
 
 from nullius_core.testing import isolated_env, run_cli
 from nullius_core.testing.fake_model import Fault, FakeRequest, Reply, ToolCall, running_fake_model
-from nullius_bench_gsm8k.plugin import TEST_SPLIT
 
+# GSM8K's test split as its plugin ships it: read as a file, never imported (a plugin's tests import no other plugin's code)
+TEST_SPLIT = (Path(__file__).resolve().parents[2] / "nullius-bench-gsm8k" / "nullius_bench_gsm8k" / "catalogue" / "benchmarks" / "gsm8k"
+              / "data" / "test.jsonl")
 KEY = "sk-upstream-held-by-the-relay-rsi-7c1e55aa"  # the provider key the tests plant: it must be found nowhere
 SLOW_SECONDS = 30.0  # past the slow rollout's [runner] timeout, which is what is tested
 ANSWERS = {"u0000": "18", "u0001": "3", "u0002": "70000"}  # GSM8K's first three answers
