@@ -6,12 +6,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from app_world import App, shot
 from viewer_world import KEY
-
-pytestmark = pytest.mark.xdist_group("app-viewer-world")  # one worker: the viewer's jobs (viewer_world.py), run once a session
 
 
 def compare_json(env: dict, jobs, a: str, b: str, out) -> dict:

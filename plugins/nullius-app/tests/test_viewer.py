@@ -12,8 +12,6 @@ import pytest
 from app_world import shot
 from viewer_world import KEY
 
-pytestmark = pytest.mark.xdist_group("app-viewer-world")  # one worker: the viewer's jobs (viewer_world.py), run once a session
-
 
 def get(url: str) -> tuple[int, str]:
     try:

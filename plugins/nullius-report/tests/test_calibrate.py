@@ -6,13 +6,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from report_world import KEY
 
 from nullius_core.testing import run_cli
-
-pytestmark = pytest.mark.xdist_group("report-jobs")  # one worker: the report's jobs (report_world.py), run once a session
 
 SETUP_DATE = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
               "GIT_AUTHOR_NAME": "setup", "GIT_AUTHOR_EMAIL": "s@s", "GIT_COMMITTER_NAME": "setup", "GIT_COMMITTER_EMAIL": "s@s"}

@@ -7,8 +7,6 @@ import pytest
 
 from nullius_core.testing import run_cli
 
-pytestmark = pytest.mark.xdist_group("report-jobs")  # one worker: the report's jobs (report_world.py), run once a session
-
 
 def compare(jobs, *args):
     return run_cli(["compare", *args], jobs["env"])

@@ -4,13 +4,9 @@ import json
 import shutil
 import subprocess
 
-import pytest
-
 from report_world import KEY
 
 from nullius_core.testing import files_holding, run_cli
-
-pytestmark = pytest.mark.xdist_group("report-jobs")  # one worker: the report's jobs (report_world.py), run once a session
 
 
 def export(jobs, *args):

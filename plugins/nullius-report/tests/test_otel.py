@@ -4,14 +4,10 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
-
 from report_world import KEY
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from nullius_core.testing import run_cli
-
-pytestmark = pytest.mark.xdist_group("report-jobs")  # one worker: the report's jobs (report_world.py), run once a session
 
 
 def calls(trial):

@@ -20,11 +20,8 @@ import pytest
 from improve_world import IMPROVER, key_in, world  # noqa: F401 - world is a fixture
 from nullius_core.testing import run_cli
 
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("nanorsi") is None,
-                       reason="the nanoRSI kernel (package nanorsi of nullius-rsi) is not installed here"),
-    pytest.mark.xdist_group("rsi-world"),  # one worker: improve_world.py's home and fake model, made once a session
-]
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("nanorsi") is None,
+                                reason="the nanoRSI kernel (package nanorsi of nullius-rsi) is not installed here")
 TASKS = ("u0000", "u0001", "u0002")
 
 

@@ -12,8 +12,6 @@ from nullius_core.testing import processes_under
 
 from improve_world import key_in, nullius_rsi, rollout_request, world  # noqa: F401 - world is a fixture
 
-pytestmark = pytest.mark.xdist_group("rsi-world")  # one worker: improve_world.py's home and fake model, made once a session
-
 
 @pytest.fixture(scope="module")
 def base_rollout(world):
