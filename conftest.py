@@ -1,13 +1,12 @@
 """The whole suite's (tests/ and plugins/*/tests): how it is shared between xdist's workers, and installs made before it.
 
-`./dev test` runs the suite on pytest-xdist (`--dist loadgroup`). Each test
-module is one unit of work, so its module-scoped worlds (an agent installed
-and proven, a job run once and read by every test) are made once, on one
-worker; modules that share a session-scoped world name one group
-(`pytestmark = pytest.mark.xdist_group("name")`) and go to one worker
-together. Units start longest first, by the times the last run on this
-machine recorded (else tests/durations.json), so that the two workers end
-together instead of one waiting on the last long module.
+`./dev test` runs the suite on pytest-xdist with `--dist loadfile`, which
+here is xdist's own loadfile with one addition: the files of SHARED, which
+share a session-scoped world, are one unit. So each unit's worlds (an agent
+installed and proven once a module, the report's jobs once a session) are
+made once, on one worker. Units start longest first, by the times the last
+run on this machine recorded (else tests/durations.json), so that the
+workers end together instead of one waiting on a long module started last.
 
 `./dev installs` (which `./dev test` runs first) makes every third-party
 install the suite needs into the shared STANDARD_DIR; a test asking for that
@@ -21,6 +20,7 @@ import json
 import os
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +29,21 @@ from nullius_core.testing.pytest_plugin import INSTALLS_VARIABLE
 ROOT = Path(__file__).resolve().parent
 RECORDED = Path.home() / ".cache" / "nullius-tests" / "durations.json"  # this machine's last run, per unit
 SHIPPED = ROOT / "tests" / "durations.json"  # a run's, committed: the order on a machine that has run nothing yet
+
+# Files whose tests share a session-scoped world: each group runs on one worker, its world made once.
+SHARED = {
+    "app-viewer-world": ("plugins/nullius-app/tests/test_viewer.py", "plugins/nullius-app/tests/test_compare_page.py"),
+    "report-jobs": ("plugins/nullius-report/tests/test_calibrate.py", "plugins/nullius-report/tests/test_compare.py",
+                    "plugins/nullius-report/tests/test_export.py", "plugins/nullius-report/tests/test_otel.py"),
+    "rsi-world": ("plugins/nullius-rsi/tests/test_improve_front.py", "plugins/nullius-rsi/tests/test_improve_rollout.py"),
+}
+GROUP_OF = {file: group for group, files in SHARED.items() for file in files}
+
+
+def unit_of(nodeid: str) -> str:
+    """A test's unit of work: its file's shared group, else its file."""
+    file = nodeid.split("::", 1)[0]
+    return GROUP_OF.get(file, file)
 
 
 @pytest.fixture(scope="session")
@@ -40,14 +55,6 @@ def nullius_installs(nullius_installs: Path) -> Path:
     return nullius_installs
 
 
-def unit_of(item: pytest.Item) -> str:
-    """The item's unit of work: its module's shared group if it names one, else its module's file."""
-    marker = item.get_closest_marker("xdist_group")
-    if marker is not None:
-        return str(marker.args[0] if marker.args else marker.kwargs.get("name"))
-    return item.nodeid.split("::", 1)[0]
-
-
 def _times() -> dict[str, float]:
     for source in (RECORDED, SHIPPED):
         try:
@@ -57,36 +64,43 @@ def _times() -> dict[str, float]:
     return {}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Units longest first (a unit never timed counts as the longest: it may be new and slow); a unit keeps its own order."""
     times = _times()
     units: dict[str, list[pytest.Item]] = defaultdict(list)
     for item in items:
-        unit = unit_of(item)
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(unit))
-        units[unit].append(item)
-    # longest first; a unit never timed counts as long (it may be new and slow); a unit's own order is kept
+        units[unit_of(item.nodeid)].append(item)
     default = max(times.values(), default=0.0)
     order = sorted(units, key=lambda unit: -times.get(unit, default))
     items[:] = [item for unit in order for item in units[unit]]
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, a SHARED group being one file; the work queue in collection order (longest first)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # xdist would order the units by their number of tests
+    return ByUnit(config, log)
+
+
 class _Timing:
-    """Sums each unit's time from the reports the workers send back, and records them at the session's end."""
+    """Sums each unit's time from the reports the workers send back, and records them when the session ends."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[report.nodeid.split("::", 1)[0].split("@", 1)[0]] += report.duration
-        group = report.nodeid.rsplit("@", 1)[1] if "@" in report.nodeid else None
-        if group is not None and group != report.nodeid.split("::", 1)[0]:
-            self.seconds[group] += report.duration
+        self.seconds[unit_of(report.nodeid)] += report.duration
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus not in (0, 1) or not self.seconds:
-            return  # an interrupted run's times are not a run's
+            return  # an interrupted run's times are not a whole run's
         recorded = _times() if RECORDED.exists() else {}
         recorded.update({unit: round(seconds, 1) for unit, seconds in self.seconds.items()})
         RECORDED.parent.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,7 @@ from harbor import venv as harbor_venv  # noqa: E402  (tests/harbor)
 from nullius_core.catalogue.listing import benchmarks, participants  # noqa: E402
 from nullius_core.definitions import load, unstructure  # noqa: E402
 from nullius_core.run import install  # noqa: E402
+from nullius_core.paths import Paths  # noqa: E402
 from nullius_core.run.progress import Progress  # noqa: E402
 from nullius_core.testing import isolated_env, make_session  # noqa: E402
 from nullius_core.testing.pytest_plugin import INSTALLS_VARIABLE  # noqa: E402

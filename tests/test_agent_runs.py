@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from nullius_core.testing import run_cli
+from nullius_core.testing import processes_under, run_cli
 
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
 KEY = "sk-upstream-held-by-the-relay-0123456789"
@@ -44,9 +43,8 @@ def trials(job: Path) -> dict[str, dict]:
 
 
 def leftovers(root: Path) -> list[str]:
-    """This test's scripted agents (started from its catalogue copy under root) and their sleeping children, still alive."""
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if (str(root) in line and "scripted_agent.py" in line) or "sleep 600" in line]
+    """This test's scripted agents and their sleeping children (root in their environment: processes_under), still alive."""
+    return processes_under(root)
 
 
 def test_an_agent_answers_through_the_relay_and_everything_is_recorded(env, fake_model, tmp_path):

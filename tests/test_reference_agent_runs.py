@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from harbor.venv import ensure_harbor_python
 
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_reference.player"  # shipped in the reference agent's distribution
@@ -174,11 +174,10 @@ def test_a_run_cancelled_mid_turn_leaves_no_agent_and_no_mcp_server(world):
     fake.clear()
     args = [sys.executable, "-m", "nullius_core", "conform", "reference", *model_args(fake), "--port", "agent.tools/v1"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    homes = (str(root), env["STANDARD_DIR"])  # the agent and the kit's server run from the installs, their records under root
-
     def ours() -> list[str]:
-        table = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout
-        return [line for line in table.splitlines() if any(h in line for h in homes) and ("mcp_kit.py" in line or "reference/agent.py" in line)]
+        # the agent and the kit's server run from the installs, which other workers' tests run too: this run's have root
+        # in their environment (processes_under)
+        return [line for line in processes_under(root) if "mcp_kit.py" in line or "reference/agent.py" in line]
 
     try:
         deadline = time.monotonic() + 300  # the kit's environment may be installed first

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 from nullius_core.fsutil import read_json_lines
-from nullius_core.testing import run_cli
+from nullius_core.testing import processes_under, run_cli
 
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
 DRIVER = CATALOGUE / "benchmarks" / "faulty" / "driver.py"
@@ -29,9 +29,9 @@ def job_trials(job: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in job.glob("*/result.json")}
 
 
-def driver_processes() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if str(DRIVER) in line]
+def driver_processes(root: Path) -> list[str]:
+    """The faulty driver's processes of this test (root in their environment): other tests run it on other workers."""
+    return [line for line in processes_under(root) if str(DRIVER) in line]
 
 
 def test_oracle_and_nop_make_complete_jobs(env, tmp_path):
@@ -99,7 +99,7 @@ def test_each_fault_is_that_units_record_and_the_run_goes_on(env, tmp_path):
     summary = json.loads((tmp_path / "f" / "result.json").read_text())
     assert summary["stats"]["n_errored_trials"] == 5
     assert summary["standard"]["errored"] == 5 and summary["standard"]["passed"] == 7
-    assert driver_processes() == []
+    assert driver_processes(tmp_path) == []
 
 
 def test_refusals_before_any_unit(env, tmp_path):
@@ -137,7 +137,7 @@ def test_ctrl_c_leaves_a_cancelled_job_that_resume_finishes(env, tmp_path):
     assert 3 <= len(trials) < 12
     assert result["stats"]["n_completed_trials"] == len(trials)
     assert result["stats"]["n_pending_trials"] == 12 - len(trials)
-    assert driver_processes() == []
+    assert driver_processes(tmp_path) == []
     progress = read_json_lines(job / "progress.jsonl")
     cancelled = [p for p in progress if p.get("outcome") == "cancelled"]
     assert cancelled and len(cancelled) == result["stats"]["n_cancelled_trials"]  # a cancelled trial is reported too
@@ -259,9 +259,9 @@ def test_a_killed_run_leaves_a_readable_job_that_resume_finishes(env, tmp_path):
         for line in path.read_text().splitlines():
             json.loads(line)
     deadline = time.monotonic() + 120
-    while driver_processes() and time.monotonic() < deadline:
+    while driver_processes(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.1)  # orphaned drivers end at the end of their stdin
-    assert driver_processes() == []
+    assert driver_processes(tmp_path) == []
     resumed = run_cli(["run", "--resume", str(job)], env)
     assert resumed.code == 0, resumed.output
     finished = json.loads((job / "result.json").read_text())

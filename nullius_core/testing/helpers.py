@@ -96,7 +96,12 @@ def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, ti
 
 
 def processes_under(root: Path) -> list[str]:
-    """Live processes whose command line or working folder lies under root: what a test's agents left running."""
+    """Live processes of a test whose every location lies under root: their command line, working folder or environment names it.
+
+    The environment counts because what a run starts inherits its HOME and jobs folder, whatever its command line
+    says (an agent started from an install shared with other tests, a sleep its agent left behind); another test's
+    processes, on another xdist worker, name another root.
+    """
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -105,9 +110,10 @@ def processes_under(root: Path) -> list[str]:
             cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
             cwd = os.readlink(f"/proc/{entry.name}/cwd")
+            environ = Path(f"/proc/{entry.name}/environ").read_bytes()
         except OSError:
             continue
-        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
+        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root)) or str(root).encode() in environ):
             found.append(f"{entry.name}: {cmdline.strip()} (cwd {cwd})")
     return found
 

@@ -10,14 +10,12 @@ keeps it in the relay: the agent sees only its route's token.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from nullius_core.testing import isolated_env, run_cli
+from nullius_core.testing import isolated_env, processes_under, run_cli
 from nullius_core.testing.fake_model import running_fake_model
 
 PLAYER = "nullius_agent_claude.player"  # shipped in this distribution
@@ -27,20 +25,7 @@ PORTS = {"agent.task/v1", "agent.workspace/v1", "agent.conversation/v1", "agent.
 CONFORM_SECONDS = 600  # the first run installs from the npm registry
 
 
-def leftovers(root: Path, installs: str) -> list[str]:
-    """Processes of this module's agents still alive: any whose command line or working folder lies under root or the installs."""
-    mine = (str(root), installs)
-    found = []
-    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
-    for line in listing.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-        except OSError:
-            cwd = ""
-        if any(m in args or cwd.startswith(m) for m in mine):
-            found.append(line.strip())
-    return found
+leftovers = processes_under  # what this module's runs left running (nullius_core.testing)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +39,7 @@ def world(tmp_path_factory, nullius_installs):
     env.pop("ANTHROPIC_BASE_URL", None)
     with running_fake_model(f"{PLAYER}:respond") as fake:
         yield env, fake, root
-    assert leftovers(root, env["STANDARD_DIR"]) == []
+    assert leftovers(root) == []
 
 
 def conform(world, *args: str) -> tuple[int, list[dict], str]:
@@ -135,7 +120,7 @@ def test_claude_proves_task_workspace_and_conversation(world):
     assert not any("nlr-" in json.dumps(r.headers) for r in requests)
 
     assert files_holding(jobs, KEY.encode()) == []  # not in records, workspaces, the agent's HOME
-    assert leftovers(root, env["STANDARD_DIR"]) == []
+    assert leftovers(root) == []
 
     listed = json.loads(run_cli(["list", "--json"], env).stdout)
     claude = next(a for a in listed["agents"] if a["ref"] == "claude")
@@ -162,7 +147,7 @@ def test_reasoning_effort_reaches_claude_code_as_its_effort_level(world, low_eff
     assert config["standard"]["agent"]["options"] == {"reasoning_effort": "low"}
     # `default` (medium for this model name): test_claude_proves_task_workspace_and_conversation's run, which leaves it unset
     env, fake, root = world
-    assert leftovers(root, env["STANDARD_DIR"]) == []
+    assert leftovers(root) == []
 
 
 def test_the_relay_records_claude_codes_effort(low_effort):
@@ -180,4 +165,4 @@ def test_a_model_that_answers_wrongly_proves_nothing(world):
     assert row["passed"] == "0/2" and not row["proven"], row
     job = Path(env["NULLIUS_JOBS_DIR"]) / row["job"]
     assert not list((job / "write-file" / ".work" / "workspace").glob("notes/*.txt"))
-    assert leftovers(root, env["STANDARD_DIR"]) == []
+    assert leftovers(root) == []

@@ -1,5 +1,6 @@
 """The plugin is found, and its definition is valid."""
 
+import hashlib
 import json
 
 from nullius_core.catalogue.checks import check_file
@@ -28,7 +29,13 @@ def test_nullius_check_and_list(nullius_cli):
     assert "gsm8k" in [b["ref"] for b in json.loads(listed.stdout)["benchmarks"]]
 
 
-def test_the_plugin_ships_no_data():
+def test_the_plugin_ships_the_test_split_with_its_licence_and_its_pin():
     folder = plugin.CATALOGUE / "benchmarks" / "gsm8k"
     assert sorted(p.name for p in folder.iterdir() if p.name != "__pycache__") == [
-        "benchmark.json", "driver.py", "standard.json", "upstream-settings.json"]
+        "benchmark.json", "data", "driver.py", "standard.json", "upstream-settings.json"]
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["LICENSE", "SOURCE.md", "test.jsonl"]
+    assert "MIT License" in (folder / "data" / "LICENSE").read_text() and "Copyright (c) 2021 OpenAI" in (folder / "data" / "LICENSE").read_text()
+    dataset = json.loads((folder / "standard.json").read_text())["datasets"]["test"]
+    assert dataset["path"] == "{here}/data/test.jsonl" and plugin.TEST_SPLIT == folder / "data" / "test.jsonl"
+    assert hashlib.sha256(plugin.TEST_SPLIT.read_bytes()).hexdigest() == dataset["sha256"]
+    assert len(plugin.TEST_SPLIT.read_text(encoding="utf-8").splitlines()) == dataset["units"] == 1319
