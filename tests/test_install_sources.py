@@ -195,7 +195,7 @@ def locked_upstream(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
         '[project.optional-dependencies]\nidn = ["idna>=3"]\n'
     )
     uv = Path(sysconfig.get_path("scripts")) / "uv"
-    assert uv.exists(), f"{uv} is missing: uv comes with the test extra (pip install -e '.[test]')"
+    assert uv.exists(), f"{uv} is missing: uv is a dependency of nullius-core (pip install -e .)"
     subprocess.run([str(uv), "lock", "--exclude-newer", "2024-01-01T00:00:00Z"], cwd=repo, check=True, capture_output=True, text=True,
                    env={**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")})
     pins = {p["name"]: p["version"] for p in tomllib.loads((repo / "uv.lock").read_text())["package"]}
