@@ -27,6 +27,7 @@ class FileServer:
         self.files: dict[str, bytes] = {}
         self.held: dict[str, int] = {}  # path -> the bytes sent before the release
         self.unsized: set[str] = set()  # paths served without a Content-Length (until the connection closes)
+        self.types: dict[str, str] = {}  # path -> its Content-Type, for a client that reads it (an index's page)
         self.released = threading.Event()
         self.asked: list[str] = []
         self.when_asked: Callable[[str], Any] | None = None  # called as each request comes; what it returns is kept
@@ -35,9 +36,11 @@ class FileServer:
     def url(self, path: str) -> str:
         return f"{self.base}{path}"
 
-    def serve(self, path: str, body: bytes, held: int | None = None, sized: bool = True) -> str:
+    def serve(self, path: str, body: bytes, held: int | None = None, sized: bool = True, content_type: str | None = None) -> str:
         """Serve `body` at `path` (held after `held` bytes until `released` is set); its URL."""
         self.files[path] = body
+        if content_type is not None:
+            self.types[path] = content_type
         if held is not None:
             self.held[path] = held
         if not sized:
@@ -58,6 +61,8 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
             self.send_response(200)
             if self.path not in server.unsized:
                 self.send_header("Content-Length", str(len(body)))
+            if self.path in server.types:
+                self.send_header("Content-Type", server.types[self.path])
             self.end_headers()
             first = server.held.get(self.path, len(body))
             self.wfile.write(body[:first])

@@ -122,20 +122,6 @@ def _environment(name: str, paths: Paths, key: str, block: Any, kind: str, label
     return Row(name, f"the {label}'s environment ({kind}/{key})", unstructure(block), make, here)
 
 
-def plugin_driver_rows() -> list[Row]:
-    """The drivers a benchmark plugin's own tests start (nullius_core.testing.drivers), once per set of pins."""
-    from nullius_core.testing.drivers import driver_environment
-
-    rows = []
-    for plugin, key in (("nullius_bench_tau2", "tau2"), ("nullius_bench_bfcl", "bfcl"), ("nullius_bench_humaneval", "humaneval")):
-        module = __import__(f"{plugin}.plugin", fromlist=["CATALOGUE"])
-        standard = json.loads((module.CATALOGUE / "benchmarks" / key / "standard.json").read_text())
-        block = standard["driver"]["install"]
-        rows.append(Row(f"plugin-test-driver:{key}", f"the {key} driver's environment its plugin's tests start",
-                        block, lambda progress, k=key, b=block: driver_environment(k, b), lambda: None))
-    return rows
-
-
 def harbor_row() -> Row:
     def make(progress: Progress) -> None:
         harbor_venv.ensure_harbor_venv()
@@ -176,7 +162,7 @@ def embedded_row(standard_dir: Path) -> Row:
 
 def table() -> list[Row]:
     standard_dir = shared_installs()
-    return [harbor_row(), base_image_row(standard_dir), embedded_row(standard_dir), *environment_rows(standard_dir), *plugin_driver_rows()]
+    return [harbor_row(), base_image_row(standard_dir), embedded_row(standard_dir), *environment_rows(standard_dir)]
 
 
 def fingerprint(rows: list[Row]) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from nullius_core.testing import run_cli
 
-# A first install makes a venv and builds the project (pip fetches its build
+# A first install makes a venv and builds the project (uv fetches its build
 # backend): generous, so that a loaded machine is never what fails the test.
 INSTALL_SECONDS = 900
 
@@ -162,7 +162,7 @@ for line in sys.stdin:
 
 
 def test_no_deps_installs_a_package_without_its_declared_dependencies(nullius_env, tmp_path):
-    """`install.no_deps`: pip install --no-deps of each pin, after `pip`; a pin that is not name==version is refused."""
+    """`install.no_deps`: uv pip install --no-deps of each pin, after `pip`; a pin that is not name==version is refused."""
     folder = tmp_path / "catalogue" / "benchmarks" / "nodeps"
     folder.mkdir(parents=True)
     (folder / "driver.py").write_text(NO_DEPS_DRIVER)

@@ -1,8 +1,9 @@
-"""Where an environment's packages come from besides pip's index: a wheel served by URL, the upstream at its own lock.
+"""Where an environment's packages come from besides PyPI: another index, a wheel served by URL, the upstream at its own lock.
 
-The wheel is built here and served by a real HTTP server on the loopback;
-the upstream is a git repository made here, its uv.lock made by uv itself
-(resolving on PyPI, as an upstream's maintainers do).
+The wheels are built here and served by a real HTTP server on the loopback
+(an index of them in the simple repository API's HTML, too); the upstream is
+a git repository made here, its uv.lock made by uv itself (resolving on
+PyPI, as an upstream's maintainers do).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from file_server import file_server
 
 from nullius_core.testing import run_cli
 
-# A first install makes a venv and pip installs into it: generous, so that a loaded machine is never what fails the test.
+# A first install makes a venv and uv installs into it: generous, so that a loaded machine is never what fails the test.
 INSTALL_SECONDS = 900
 
 DRIVER = '''
-import json, sys
+import importlib, json, sys
 from importlib import metadata
 
 NAMES = sys.argv[1].split(",")
@@ -45,9 +46,9 @@ for line in sys.stdin:
         reply = {"prompt": "What is installed?"}
     elif op == "oracle":
         said = {n: installed(n) for n in NAMES}
-        if "tinywheel" in NAMES:
-            import tinywheel
-            said["said"] = tinywheel.SAID
+        saying = [getattr(importlib.import_module(n), "SAID", None) for n in NAMES if said[n]]  # a wheel made here says where from
+        if any(saying):
+            said["said"] = next(s for s in saying if s)
         reply = {"answer": json.dumps(said)}
     else:
         reply = {"reward": 1.0, "passed": True, "detail": json.loads(request["answer"] or "{}")}
@@ -81,19 +82,19 @@ def drivers(env: dict[str, str]) -> Path:
     return Path(env["XDG_DATA_HOME"]) / "nullius" / "standard" / "drivers" / "src"
 
 
-def build_wheel(tmp_path: Path) -> Path:
-    """tinywheel 0.1.0, built by pip from a project made here."""
-    project = tmp_path / "tinywheel-src"
-    (project / "tinywheel").mkdir(parents=True)
-    (project / "tinywheel" / "__init__.py").write_text("SAID = 'from the wheel'\n")
+def build_wheel(tmp_path: Path, name: str = "tinywheel", version: str = "0.1.0", said: str = "from the wheel", needs: tuple[str, ...] = ()) -> Path:
+    """A wheel of package `name` (whose SAID is `said`, needing `needs`), built by pip from a project made here."""
+    project = tmp_path / f"{name}-src"
+    (project / name).mkdir(parents=True)
+    (project / name / "__init__.py").write_text(f"SAID = {said!r}\n")
     (project / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[project]\nname = "tinywheel"\nversion = "0.1.0"\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\ndependencies = {json.dumps(list(needs))}\n'
     )
     out = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(project)],
                    check=True, capture_output=True, text=True)
-    [wheel] = out.glob("tinywheel-0.1.0-*.whl")
+    [wheel] = out.glob(f"{name}-{version}-*.whl")
     return wheel
 
 
@@ -121,6 +122,59 @@ def test_a_wheel_served_by_url_installs_when_its_sha256_matches_and_is_refused_w
     assert len([p for p in drivers(env).iterdir() if p.is_dir()]) == 1
 
 
+def simple_index(server, wheel: Path) -> str:
+    """An index of one project, the wheel's, in the simple repository API's HTML (PEP 503): the index's URL."""
+    project = wheel.name.split("-")[0]
+    server.serve(f"/files/{wheel.name}", wheel.read_bytes())
+    link = f'<a href="/files/{wheel.name}#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}">{wheel.name}</a>'
+    server.serve(f"/simple/{project}/", f"<!DOCTYPE html><html><body>{link}</body></html>".encode(), content_type="text/html")
+    return server.url("/simple")
+
+
+def test_packages_named_for_an_index_come_from_it_what_they_need_from_pypi_and_a_second_install_from_uvs_cache(nullius_env, tmp_path):
+    """six 1.16.0 is on PyPI too: the index's (which says so, and needs idna 3.7, from PyPI) is the one installed.
+
+    The environment is byte-compiled by its installer (the machine may set
+    PYTHONDONTWRITEBYTECODE, as here), holds no pip, and uv's cache is the one
+    UV_CACHE_DIR names: a second environment of the same packages (another
+    digest) takes the wheel from it, not from the index again.
+    """
+    wheel = build_wheel(tmp_path, "six", "1.16.0", said="from the index", needs=("idna==3.7",))
+    cache = tmp_path / "uv-cache"
+    with file_server() as server:
+        index = simple_index(server, wheel)
+        install = {"indexes": [{"url": index, "packages": ["six==1.16.0"]}]}
+        env = {**benchmark(tmp_path, nullius_env, install, ["six", "idna"]), "UV_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}
+        assert run_cli(["check"], env).code == 0
+        ran = run_cli(["run", "src", "oracle", "--job-name", "i"], env, timeout=INSTALL_SECONDS)
+        assert ran.code == 0, ran.output
+        assert detail(env, "i") == {"six": "1.16.0", "idna": "3.7", "said": "from the index"}
+        env = benchmark(tmp_path, {**env}, {**install, "python": "3.11"}, ["six", "idna"])  # the same packages, another digest
+        again = run_cli(["run", "src", "oracle", "--job-name", "again"], env, timeout=INSTALL_SECONDS)
+        assert again.code == 0 and "stage=install driver=src state=start" in again.stderr, again.output
+        assert detail(env, "again") == {"six": "1.16.0", "idna": "3.7", "said": "from the index"}
+    assert server.asked.count(f"/files/{wheel.name}") == 1, server.asked  # the second install's wheel came from uv's cache
+    assert any(cache.rglob("six*")), f"nothing of six in {cache}: UV_CACHE_DIR was not uv's cache"
+    for folder in (p for p in drivers(env).iterdir() if p.is_dir()):
+        [site] = (folder / ".venv" / "lib").glob("python3.*/site-packages")
+        assert list((site / "six" / "__pycache__").glob("__init__.cpython-3*.pyc")), f"{folder}: six was not byte-compiled"
+        assert not (folder / ".venv" / "bin" / "pip").exists() and not (site / "pip").exists()
+
+
+def test_a_package_its_index_lacks_is_refused_not_taken_from_pypi(nullius_env, tmp_path):
+    """idna 3.7 is on PyPI, not on the index named for it: the run is refused, saying uv's reason, and leaves nothing."""
+    wheel = build_wheel(tmp_path, "six", "1.16.0", said="from the index")
+    with file_server() as server:
+        index = simple_index(server, wheel)
+        env = benchmark(tmp_path, nullius_env, {"indexes": [{"url": index, "packages": ["idna==3.7"]}]}, ["idna"])
+        refused = run_cli(["run", "src", "oracle", "--job-name", "r"], env, timeout=INSTALL_SECONDS)
+    assert refused.code == 2, refused.output
+    assert "Traceback" not in refused.output
+    assert f"nullius: run refused: the driver's environment of src cannot be installed: uv pip install from {index} failed" in refused.stderr
+    assert "idna" in refused.stderr.split(f"uv pip install from {index} failed", 1)[1]  # uv's own words, the tail of what it said
+    assert [p for p in drivers(env).iterdir() if p.is_dir()] == []
+
+
 def git(repo: Path, *args: str) -> str:
     who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
     return subprocess.run(["git", *args], cwd=repo, env={**os.environ, **who}, check=True, capture_output=True, text=True).stdout.strip()
@@ -141,7 +195,7 @@ def locked_upstream(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
         '[project.optional-dependencies]\nidn = ["idna>=3"]\n'
     )
     uv = Path(sysconfig.get_path("scripts")) / "uv"
-    assert uv.exists(), f"{uv} is missing: uv comes with the test extra (pip install -e '.[test]')"
+    assert uv.exists(), f"{uv} is missing: uv is a dependency of nullius-core (pip install -e .)"
     subprocess.run([str(uv), "lock", "--exclude-newer", "2024-01-01T00:00:00Z"], cwd=repo, check=True, capture_output=True, text=True,
                    env={**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")})
     pins = {p["name"]: p["version"] for p in tomllib.loads((repo / "uv.lock").read_text())["package"]}
@@ -162,11 +216,23 @@ def test_a_locked_project_installs_at_its_lock_files_pins_with_its_extras(nulliu
     assert detail(env, "l") == {"lockproj": "0.0.0", "six": pins["six"], "idna": pins["idna"]}
 
 
-def test_a_locked_project_without_uv_says_what_to_install(tmp_path, monkeypatch):
+def test_without_uv_a_python_environment_says_what_to_install(tmp_path, monkeypatch):
     from nullius_core.run import install
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no uv on PATH
     monkeypatch.setattr(install, "OWN_SCRIPTS", tmp_path)  # nor beside Nullius's own interpreter
     with pytest.raises(install.InstallError) as refused:
         install.uv_program()
-    assert "uv export --frozen" in str(refused.value) and "pip install uv" in str(refused.value)
+    assert "Python environments are installed with uv" in str(refused.value) and "(pip install uv)" in str(refused.value)
+
+
+def test_installers_are_handed_no_secret_and_no_activated_venv(monkeypatch):
+    from nullius_core.run.install import installer_env
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never")
+    monkeypatch.setenv("UV_INDEX_MIRROR_PASSWORD", "never")
+    monkeypatch.setenv("VIRTUAL_ENV", "/somewhere/.venv")
+    monkeypatch.setenv("UV_CACHE_DIR", "/shared/uv-cache")
+    env = installer_env()
+    assert "OPENAI_API_KEY" not in env and "UV_INDEX_MIRROR_PASSWORD" not in env and "VIRTUAL_ENV" not in env
+    assert env["UV_CACHE_DIR"] == "/shared/uv-cache" and env["PATH"] == os.environ["PATH"]

@@ -15,7 +15,7 @@ from file_server import file_server, run_releasing
 
 from nullius_core.testing import run_cli
 
-# A first install makes a venv and pip installs into it: generous, so that a loaded machine is never what fails the test.
+# A first install makes a venv and uv installs into it: generous, so that a loaded machine is never what fails the test.
 INSTALL_SECONDS = 900
 
 MODEL = b"weights " * 4096  # 32 KiB
@@ -84,7 +84,7 @@ def test_prefetched_files_come_first_and_reach_the_driver(nullius_env, tmp_path)
         vocab = server.serve("/v1/vocab.txt?rev=2", VOCAB)
         install = {"pip": ["six==1.16.0"], "prefetch": [pinned(model, MODEL), pinned(vocab, VOCAB)]}
         env = {**environ(nullius_env, tmp_path, install), "NULLIUS_PROGRESS_EVERY": "0.2"}
-        # what the environment's folder holds as each file is asked for: no venv yet, no pip step has run
+        # what the environment's folder holds as each file is asked for: no venv yet, no uv step has run
         server.when_asked = lambda _: sorted(str(p.relative_to(drivers(env))) for p in drivers(env).rglob("*") if ".venv" in p.parts)
         assert run_cli(["check"], env).code == 0
         ran = run_releasing(["run", "pre", "oracle", "--job-name", "o"], env, server, when="state=downloading", timeout=INSTALL_SECONDS)
@@ -99,7 +99,7 @@ def test_prefetched_files_come_first_and_reach_the_driver(nullius_env, tmp_path)
         "files": {"model.bin": hashlib.sha256(MODEL).hexdigest(), "vocab.txt": hashlib.sha256(VOCAB).hexdigest()},
     }
     assert sorted(p.name for p in (folder / "prefetch").iterdir()) == ["model.bin", "vocab.txt"]  # no temporary file left
-    assert (folder / ".venv").is_dir()  # the pip step ran after
+    assert (folder / ".venv").is_dir()  # the uv steps ran after
     # a prefetch file's download says its bytes while it goes, in the job's progress.jsonl too
     [said, *_] = [line for line in ran.stderr.splitlines() if "state=downloading" in line]
     assert "stage=install driver=pre " in said and "file=model.bin" in said and f"of={len(MODEL)}" in said

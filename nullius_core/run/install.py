@@ -4,6 +4,8 @@
 `<install>/prefetch/`), the interpreter, pinned pip requirements, packages
 from other indexes, wheels checked by sha256, npm packages and the upstream
 project itself; every file fetched by URL goes through download.py. The
+Python environment is made and filled by uv (`uv venv`, `uv pip install`),
+from uv's shared cache (UV_CACHE_DIR, else uv's default), byte-compiled. The
 digest covers everything that makes the environment (`Makings`): that
 block, the upstream's commit when the project is installed from its clone,
 and the interpreters it is made with (the path and version of the Python
@@ -22,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ from nullius_core.secret_names import without_secrets
 
 MARKER = ".nullius-installed"
 PREFETCH = "prefetch"  # the folder of an install's prefetched files, NULLIUS_PREFETCH
-OWN_SCRIPTS = Path(sysconfig.get_path("scripts"))  # the programs of Nullius's own environment (uv, from its test extra)
+OWN_SCRIPTS = Path(sysconfig.get_path("scripts"))  # the programs of Nullius's own environment (uv, a dependency of nullius-core)
 
 # What an install step says while it goes (a download's bytes): the fields of an `install` progress line.
 Say = Callable[..., None]
@@ -156,8 +158,8 @@ def ensure(
     if (target / MARKER).exists():
         progress.stage("install", **{label: key}, state="cached")
         return target
-    if install.project is not None and install.project.locked:
-        uv_program()  # a missing uv refused now, not after the slower steps before the project's
+    if makings.python is not None:
+        uv_program()  # a missing uv refused now, not after the prefetch and npm steps
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         _wait_for(lock, progress, {label: key})  # another run may be installing the same digest
@@ -195,12 +197,21 @@ def _wait_for(lock: Any, progress: Progress, named: dict[str, str]) -> None:
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:
-    env = {**without_secrets(os.environ), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-    env.pop("VIRTUAL_ENV", None)
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
+    """An installer's command (uv, npm); a failure raises InstallError with the tail of what it said."""
+    done = subprocess.run(argv, capture_output=True, text=True, env=installer_env(), cwd=cwd, timeout=3600)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
         raise InstallError(f"{what} failed (exit {done.returncode}):\n" + "\n".join(tail))
+
+
+def installer_env() -> dict[str, str]:
+    """What every installer is handed: the machine's variables (UV_CACHE_DIR among them), none named like a secret.
+
+    An activated venv's VIRTUAL_ENV is dropped: each uv call names its environment with --python.
+    """
+    env = without_secrets(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    return env
 
 
 def prefetch_folder(install_dir: Path | None, install: Install | None) -> str:
@@ -209,11 +220,12 @@ def prefetch_folder(install_dir: Path | None, install: Install | None) -> str:
 
 
 def uv_program() -> str:
-    """uv: on PATH, else beside Nullius's own interpreter (the `uv` package installs it there)."""
-    found = shutil.which("uv") or shutil.which("uv", path=str(OWN_SCRIPTS))
+    """uv: the one beside Nullius's own interpreter (the pinned `uv` package installs it there), else the one on PATH."""
+    found = shutil.which("uv", path=str(OWN_SCRIPTS)) or shutil.which("uv")
     if found is None:
         raise InstallError(
-            f"project.locked installs at the upstream's lock file's pins with uv export --frozen; uv is neither on PATH nor in {OWN_SCRIPTS} (pip install uv)"
+            f"Python environments are installed with uv (and project.locked's pins read with uv export --frozen); "
+            f"uv is neither in {OWN_SCRIPTS} nor on PATH (pip install uv)"
         )
     return found
 
@@ -229,29 +241,52 @@ def _install(folder: Path, makings: Makings, upstream: Path | None, say: Say) ->
         _fetch(file.url, folder / PREFETCH / file.name, file.sha256, f"prefetch {file.name} ({file.url})", say)
     if install.npm:
         _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), *install.npm], "npm install")
-    if makings.python is None:
-        return
-    python = makings.python.path  # the one the digest names, not looked for again
-    _run([str(python), "-m", "venv", str(folder / ".venv")], f"creating a venv with {python}")
-    pip = [str(folder / ".venv" / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    if makings.python is not None:
+        _python_environment(folder, makings, upstream, say)
+
+
+def _python_environment(folder: Path, makings: Makings, upstream: Path | None, say: Say) -> None:
+    """`<folder>/.venv` made by uv on the interpreter the digest names, then each step's `uv pip install` into it.
+
+    Byte-compiled as it goes (uv compiles what each step installs): drivers,
+    agents and capabilities start once a unit, and a machine may set
+    PYTHONDONTWRITEBYTECODE, so nothing else would ever write their .pyc.
+    No pip inside: nothing runs one from an environment. uv's files of
+    settings are not read (--no-config: not a uv.toml where Nullius happens to
+    be started), its variables are (UV_CACHE_DIR, UV_DEFAULT_INDEX for a mirror).
+    """
+    assert makings.python is not None
+    uv, venv = uv_program(), folder / ".venv"
+    _run([uv, "venv", "--no-config", "--python", makings.python.path, str(venv)], f"creating a venv with {makings.python.path}")
+    pip = [uv, "pip", "install", "--no-config", "--python", str(venv / "bin" / "python"), "--compile-bytecode"]
+    for args, what in _pip_steps(folder, makings.install, upstream, say):
+        _run([*pip, *args], what)
+
+
+def _pip_steps(folder: Path, install: Install, upstream: Path | None, say: Say) -> Iterator[tuple[list[str], str]]:
+    """The `uv pip install` arguments of each step, in order, and what each is called when it fails."""
     if install.pip:
-        _run([*pip, *install.pip], "pip install")
+        yield install.pip, "uv pip install"
     if install.no_deps:
         # a package whose declared dependencies are not wanted (heavy ones its used modules never import):
         # installed alone, what it needs being pinned in `pip`
-        _run([*pip, "--no-deps", *install.no_deps], "pip install --no-deps")
+        yield ["--no-deps", *install.no_deps], "uv pip install --no-deps"
     for index in install.indexes or []:
-        _run([*pip, "--extra-index-url", index.url, *index.packages], f"pip install from {index.url}")
+        # The named packages from that index alone (it as the only default, without their dependencies), so a
+        # name it lacks is refused rather than taken from PyPI; then their dependencies, the index first for
+        # every name it has (uv's first-index), PyPI for the rest. The named packages, installed, stay.
+        yield ["--default-index", index.url, "--no-deps", *index.packages], f"uv pip install from {index.url}"
+        yield ["--index", index.url, "--index-strategy", "first-index", *index.packages], f"uv pip install of what {index.url}'s packages need"
     for wheel in install.wheels or []:
         name = url_file_name(wheel.url)
         target = folder / "wheels" / name
         _fetch(wheel.url, target, wheel.sha256, f"wheel {name} ({wheel.url})", say)
-        _run([*pip, str(target)], f"pip install {wheel.url}")
+        yield [str(target)], f"uv pip install {wheel.url}"
     if install.project is not None:
-        _install_project(folder, install, upstream, pip)
+        yield from _project_steps(folder, install, upstream)
 
 
-def _install_project(folder: Path, install: Install, upstream: Path | None, pip: list[str]) -> None:
+def _project_steps(folder: Path, install: Install, upstream: Path | None) -> Iterator[tuple[list[str], str]]:
     """The upstream's own project from its clone, with its extras; with `locked`, at its lock file's pins first."""
     assert install.project is not None
     if upstream is None:
@@ -264,8 +299,9 @@ def _install_project(folder: Path, install: Install, upstream: Path | None, pip:
         wanted = [arg for extra in install.extras or [] for arg in ("--extra", extra)]
         argv = [uv_program(), "export", "--frozen", "--no-hashes", "--no-emit-project", *wanted, "-o", str(locked)]
         _run(argv, "uv export --frozen", cwd=project)
-        _run([*pip, "-r", str(locked)], "pip install of the locked requirements")
-    _run([*pip, "--no-deps" if install.project.locked else "--upgrade-strategy=only-if-needed", f"{project}{extras}"], "pip install of the upstream project")
+        yield ["-r", str(locked)], "uv pip install of the locked requirements"
+    # what is installed already stays (uv keeps what satisfies); a local folder named here is always built afresh
+    yield [*(["--no-deps"] if install.project.locked else []), f"{project}{extras}"], "uv pip install of the upstream project"
 
 
 def _fetch(url: str, target: Path, sha256: str, what: str, say: Say) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import attrs
 
 from nullius_core.paths import Paths
 from nullius_core.plugins.manager import PluginControl
+from nullius_core.run.install import uv_program
 from nullius_core.session import Session
 
 # Variables that would let the machine's own settings leak into a test.
@@ -37,8 +39,12 @@ def isolated_env(root: Path, base: Mapping[str, str] | None = None, standard_dir
     clones, images), such as the session's `nullius_installs`, so that what
     is installed once by digest is not installed again for every home; the
     datasets stay under `root` (STANDARD_DATA_DIR, where they would be).
+    uv's cache stays the machine's (UV_CACHE_DIR, as its user has it):
+    what is in it is what PyPI serves, whoever asked first, so a test that
+    installs makes its environment afresh without downloading it again.
     """
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _CONTROL_VARS}
+    env.setdefault("UV_CACHE_DIR", _uv_cache(env.get("HOME", ""), env.get("XDG_CACHE_HOME", "")))
     env.update(
         HOME=str(root / "home"),
         XDG_CONFIG_HOME=str(root / "config"),
@@ -50,6 +56,13 @@ def isolated_env(root: Path, base: Mapping[str, str] | None = None, standard_dir
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         Path(env[key]).mkdir(parents=True, exist_ok=True)
     return env
+
+
+@functools.cache
+def _uv_cache(home: str, xdg_cache_home: str) -> str:
+    """Where uv keeps its cache for a user with this HOME and XDG_CACHE_HOME: uv's own answer (`uv cache dir`)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, **({"XDG_CACHE_HOME": xdg_cache_home} if xdg_cache_home else {})}
+    return subprocess.run([uv_program(), "cache", "dir"], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def make_session(

@@ -2,8 +2,8 @@
 
 The real agent runs in a subprocess, with every Nullius location under the
 module's tmp folder but STANDARD_DIR, the session's (`nullius_installs`: the
-pip install into a Python 3.13 venv is made once per session, from pip's own
-cache when it has the wheels). The fake model plays the kits through Kimi
+uv install into a Python 3.13 venv is made once per digest, from uv's
+shared cache when it has the wheels). The fake model plays the kits through Kimi
 CLI's own tools and the session's MCP tools (nullius_agent_kimi/player.py).
 The provider's key is given to Nullius, which keeps it in the relay: Kimi CLI
 sees only its route's token, as OPENAI_API_KEY.

@@ -17,9 +17,9 @@ STANDARD = json.loads((HERE / "standard.json").read_text())
 WAIT = 120  # no reply of these tests comes near it: one that does not come is a failure, not a hang
 
 
-def install() -> Path:
-    """{install}: driver.install's pins, bfcl-eval with --no-deps; made once per set of pins, then reused."""
-    return driver_environment("bfcl", STANDARD["driver"]["install"])
+def install(standard_dir: Path) -> Path:
+    """{install}: driver.install's pins, bfcl-eval with --no-deps; as a run on `standard_dir` installs it (once)."""
+    return driver_environment("bfcl", STANDARD["driver"]["install"], standard_dir)
 
 
 def dataset_file(env_root: Path, category: str) -> str:

@@ -18,8 +18,8 @@ CATEGORIES = ["simple_java", "parallel_multiple", "live_relevance", "irrelevance
 
 
 @pytest.fixture(scope="module")
-def env_root():
-    return install()
+def env_root(nullius_installs):
+    return install(nullius_installs)
 
 
 @pytest.fixture(scope="module")

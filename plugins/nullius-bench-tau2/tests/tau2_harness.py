@@ -18,9 +18,9 @@ STANDARD = json.loads((HERE / "standard.json").read_text())
 OP_SECONDS = 120  # no op of these tests comes near it: a reply that does not come is a failure, not a hang
 
 
-def install() -> Path:
-    """{install}: a venv with driver.install's pins, made once per set of pins."""
-    return driver_environment("tau2", STANDARD["driver"]["install"])
+def install(standard_dir: Path) -> Path:
+    """{install}: driver.install's environment, as a run on `standard_dir` installs it (once)."""
+    return driver_environment("tau2", STANDARD["driver"]["install"], standard_dir)
 
 
 def dataset_file(env_root: Path, dataset: str) -> str:
