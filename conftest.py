@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from nullius_core.testing.pytest_plugin import INSTALLS_VARIABLE
 
 ROOT = Path(__file__).resolve().parent
 RECORDED = Path.home() / ".cache" / "nullius-tests" / "durations.json"  # this machine's last run, per unit
+RECORDED_CPU = RECORDED.with_name("cpu.json")  # and the CPU each unit took, its processes' included: where to cut
 SHIPPED = ROOT / "tests" / "durations.json"  # a run's, committed: the order on a machine that has run nothing yet
 
 # Files whose tests share a session-scoped world: each group runs on one worker, its world made once.
@@ -55,8 +57,8 @@ def nullius_installs(nullius_installs: Path) -> Path:
     return nullius_installs
 
 
-def _times() -> dict[str, float]:
-    for source in (RECORDED, SHIPPED):
+def _times(*sources: Path) -> dict[str, float]:
+    for source in sources or (RECORDED, SHIPPED):
         try:
             return {str(k): float(v) for k, v in json.loads(source.read_text()).items()}
         except (OSError, ValueError, AttributeError):
@@ -89,22 +91,47 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ByUnit(config, log)
 
 
+def _cpu_seconds() -> float:
+    """CPU of this process and of every child it has reaped (a child's own reaped children included)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "teardown" and _CPU_AT_START in item.stash:  # the test's whole CPU, its fixtures' included
+        report.user_properties.append(("cpu_seconds", _cpu_seconds() - item.stash[_CPU_AT_START]))
+    return report
+
+
+_CPU_AT_START = pytest.StashKey[float]()
+
+
 class _Timing:
-    """Sums each unit's time from the reports the workers send back, and records them when the session ends."""
+    """Sums each unit's wall and CPU time from the reports the workers send back, and records them when the session ends."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[unit_of(report.nodeid)] += report.duration
+        self.cpu[unit_of(report.nodeid)] += sum(v for k, v in report.user_properties if k == "cpu_seconds")
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus not in (0, 1) or not self.seconds:
             return  # an interrupted run's times are not a whole run's
-        recorded = _times() if RECORDED.exists() else {}
-        recorded.update({unit: round(seconds, 1) for unit, seconds in self.seconds.items()})
-        RECORDED.parent.mkdir(parents=True, exist_ok=True)
-        RECORDED.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
+        for file, figures in ((RECORDED, self.seconds), (RECORDED_CPU, self.cpu)):
+            recorded = _times(file) if file.exists() else {}
+            recorded.update({unit: round(seconds, 1) for unit, seconds in figures.items()})
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:
