@@ -143,7 +143,7 @@ def test_new_version_repins_the_install(nullius_env, tmp_path):
 
 
 def test_json_logs(env_main):
-    result = run_cli(["--log-format", "json", "paths"], env_main)
+    result = run_cli(["--log-format", "json", "plugins", "--json"], env_main)  # `paths` loads no plugin
     lines = [json.loads(line) for line in result.stderr.splitlines()]
     broken = [line for line in lines if line.get("plugin") == "fixture-broken"]
     assert broken and broken[0]["level"] == "warning" and broken[0]["distribution"] == "nullius-fixture-broken"

@@ -7,15 +7,17 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
-from nullius_core.catalogue.catalogue import CatalogueConflict
-from nullius_core.definitions import DefinitionError
-from nullius_core.plugins.manager import PluginControl, PluginError
-from nullius_core.session import Session
+# What a session needs (the plugin manager, the catalogue, the definitions,
+# attrs) and rich are imported when used: `paths`, `view` and `merge` need
+# neither, and a quarter of a second is most of their start.
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from nullius_core.session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,8 +35,11 @@ class Refused(click.ClickException):
 
 def session_for(ctx: click.Context) -> Session:
     """The session of this invocation, built once from the root's options."""
+    from nullius_core.plugins.manager import PluginControl, PluginError
+    from nullius_core.session import Session
+
     root = ctx.find_root()
-    session = root.meta.get("nullius.session")
+    session: Session | None = root.meta.get("nullius.session")
     if session is None:
         params = root.params
         if "plugin_options" not in params:
@@ -47,10 +52,24 @@ def session_for(ctx: click.Context) -> Session:
         )
         try:
             session = Session(control=control)
+            set_aside_squatters(session)
         except PluginError as exc:
             raise Refused(str(exc)) from None
         root.meta["nullius.session"] = session
     return session
+
+
+def set_aside_squatters(session: Session) -> None:
+    """Mark failed each plugin whose command takes a built-in's name (the built-in stays).
+
+    Done when the session is built, whichever command builds it, so that the
+    plugin is reported even by a command that never looks a plugin command up.
+    """
+    from nullius_core.cli.main import RESERVED
+
+    for registered in session.commands.entries():
+        if registered.name in RESERVED:
+            session.set_aside(registered.plugin, f"its command {registered.name!r} has a built-in command's name")
 
 
 def peek_plugin_options(argv: list[str]) -> dict[str, Any]:
@@ -73,8 +92,13 @@ def peek_plugin_options(argv: list[str]) -> dict[str, Any]:
     return {"plugin_options": options, "strict_plugins": strict}
 
 
-# The errors a user causes (and can act on), as `refusals` turns them into exit status 2.
-USER_ERRORS = (DefinitionError, CatalogueConflict, PluginError, LookupError)
+def user_errors() -> tuple[type[Exception], ...]:
+    """The errors a user causes (and can act on), as `refusals` turns them into exit status 2."""
+    from nullius_core.catalogue.catalogue import CatalogueConflict
+    from nullius_core.definitions import DefinitionError
+    from nullius_core.plugins.manager import PluginError
+
+    return (DefinitionError, CatalogueConflict, PluginError, LookupError)
 
 
 def refusals(func: F) -> F:
@@ -84,10 +108,18 @@ def refusals(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except DefinitionError as exc:
-            click.echo(exc.render(), err=True)
-            sys.exit(USAGE_ERROR)
-        except USER_ERRORS as exc:
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            # The error classes are imported only now: a command that fails
+            # in none of them never pays for their modules.
+            from nullius_core.definitions import DefinitionError
+
+            if isinstance(exc, DefinitionError):
+                click.echo(exc.render(), err=True)
+                sys.exit(USAGE_ERROR)
+            if not isinstance(exc, user_errors()):
+                raise
             message = exc.args[0] if isinstance(exc, LookupError) and exc.args else str(exc)
             raise Refused(str(message)) from None
 
@@ -103,6 +135,8 @@ def print_json(data: Any) -> None:
 
 
 def console() -> Console:
+    from rich.console import Console  # only a command that prints rich output pays for rich
+
     # Piped output is read by people and tools alike: no wrapping at 80 columns (COLUMNS, when set, says how wide).
     columns = os.environ.get("COLUMNS", "")
     width = None if sys.stdout.isatty() else int(columns) if columns.isdigit() and int(columns) > 0 else 200

@@ -1,7 +1,9 @@
 """The `nullius` command, and `nullius standard ...`, the same commands under the standard's spelling.
 
 Plugins may add commands (`nullius_register_commands`); the group looks them
-up after its own options are parsed, so `-p no:NAME` applies to them too.
+up after its own options are parsed, so `-p no:NAME` applies to them too. A
+built-in name is resolved without loading any plugin: `nullius paths`,
+`view`, `merge`, `fake-model` never build a session.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ BUILTIN: dict[str, tuple[str, str]] = {
 }
 
 
+# The names no plugin command may take.
+RESERVED = frozenset({*BUILTIN, "standard"})
+
+
 def builtin(name: str) -> click.Command | None:
     """The built-in command of that name, imported now (None: no such built-in)."""
     where = BUILTIN.get(name)
@@ -52,31 +58,21 @@ class NulliusGroup(click.Group):
     """Built-in commands first, then those plugins register."""
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
-        from nullius_core.cli.base import Refused, session_for
-        from nullius_core.plugins.manager import PluginError
+        from nullius_core.cli.base import session_for
 
-        try:
-            session = session_for(ctx)
-            registry = session.commands
-        except PluginError as exc:
-            raise Refused(str(exc)) from None
-        found = {}
-        for registered in registry.entries():
-            if registered.name in BUILTIN or registered.name == "standard":
-                # The built-in stays; the plugin is told off once, in its status and a warning.
-                session.set_aside(registered.plugin, f"its command {registered.name!r} has a built-in command's name")
-                continue
-            found[registered.name] = registered.item
-        return found
+        # session_for has already set aside a plugin whose command takes a built-in's name.
+        registry = session_for(ctx).commands
+        return {r.name: r.item for r in registry.entries() if r.name not in RESERVED}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*BUILTIN, *self._plugin_commands(ctx)}) + ["standard"]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        # Plugin commands are looked up even for a built-in, so that a plugin
-        # taking a built-in's name is reported whatever the user runs.
-        plugin_commands = self._plugin_commands(ctx)
-        return self.commands.get(cmd_name) or builtin(cmd_name) or plugin_commands.get(cmd_name)
+        # A built-in is found without a session, so a command that needs no
+        # plugin loads none; a plugin taking a built-in's name is reported by
+        # whichever command builds a session (base.session_for).
+        found = self.commands.get(cmd_name) or builtin(cmd_name)
+        return found if found is not None else self._plugin_commands(ctx).get(cmd_name)
 
 
 class StandardGroup(NulliusGroup):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from nullius_core.cli.base import console, json_option, print_json, refusals, session_for
 from nullius_core.paths import Paths
@@ -41,6 +40,8 @@ def plugins(as_json: bool) -> None:
     if as_json:
         print_json({"plugins": rows})
         return
+    from rich.table import Table  # only for the table: --json and `paths` need no rich
+
     table = Table(title="Plugins", title_justify="left")
     for col in ("plugin", "distribution", "status", "hooks", "registered"):
         table.add_column(col)
@@ -58,8 +59,7 @@ def plugins(as_json: bool) -> None:
 @refusals
 def paths(as_json: bool) -> None:
     """Every location Nullius reads and writes, and the variable that moves it."""
-    session = session_for(click.get_current_context())
-    data = session.paths.as_dict()
+    data = Paths.from_env().as_dict()  # the session's own paths, without loading a plugin
     if as_json:
         print_json({name: {"path": value, "moved_by": Paths.MOVED_BY[name]} for name, value in data.items()})
         return
