@@ -1,24 +1,52 @@
 """structlog, set up once: readable lines on stderr by default, JSON lines with --log-format json.
 
-Modules take their logger from `get_logger(name)`, which imports structlog
-on its first use: importing structlog brings in rich's pretty-printer (a
-tenth of a second), which a process that never configures logging, such as
-a run's watcher, need not pay. A command configures it at its start (main.py),
-so every plugin's own structlog logger writes in the command's format.
+structlog is imported when the first line is logged, never before: importing
+it brings in rich (structlog.dev's pretty-printer, a tenth of a second or
+more), which most commands never need since they log nothing. A command
+says how lines look at its start (`configure_logging()`, main.py); the
+settings are applied when structlog is first imported through this module
+(`get_logger()`'s loggers), or at once if it is imported already. A session
+applies them after loading its plugins (`settle()`), so a plugin that
+imported structlog itself writes in the command's format too.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Any
 
+# (format, verbosity) said by configure_logging() and not yet applied to structlog.
+_pending: tuple[str, int] | None = None
+
 
 def configure_logging(fmt: str = "console", verbosity: int = 0) -> None:
+    """Log lines in `fmt` at the level `verbosity` says, once structlog is imported (now, if it is)."""
+    global _pending
+    _pending = (fmt, verbosity)
+    if "structlog" in sys.modules:
+        settle()
+
+
+def settle() -> None:
+    """Apply the pending settings if structlog is imported already (a plugin imported it)."""
+    if _pending is not None and "structlog" in sys.modules:
+        _structlog()
+
+
+def _structlog() -> Any:
+    """structlog, imported, with the pending settings applied first."""
+    global _pending
     import structlog
 
-    level = logging.WARNING - 10 * min(verbosity, 2)
-    renderer: structlog.typing.Processor
+    if _pending is not None:
+        fmt, verbosity = _pending
+        _pending = None
+        _apply(structlog, fmt, verbosity)
+    return structlog
+
+
+def _apply(structlog: Any, fmt: str, verbosity: int) -> None:
+    level = 30 - 10 * min(verbosity, 2)  # logging.WARNING, INFO, DEBUG: the numbers, without importing logging
     if fmt == "json":
         renderer = structlog.processors.JSONRenderer()
     else:
@@ -36,7 +64,7 @@ def configure_logging(fmt: str = "console", verbosity: int = 0) -> None:
 
 
 class _Logger:
-    """structlog's logger of that name, made (and structlog imported) on first use."""
+    """structlog's logger of that name, made (and structlog imported and configured) on first use."""
 
     __slots__ = ("_logger", "_name")
 
@@ -46,9 +74,7 @@ class _Logger:
 
     def __getattr__(self, attr: str) -> Any:
         if self._logger is None:
-            import structlog
-
-            self._logger = structlog.get_logger(self._name)
+            self._logger = _structlog().get_logger(self._name)
         return getattr(self._logger, attr)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from nullius_core.catalogue.catalogue import Catalogue
-from nullius_core.logs import get_logger
+from nullius_core.logs import get_logger, settle
 from nullius_core.paths import Paths
 from nullius_core.plugins.hooks import Hooks, RegistrationFailure
 from nullius_core.plugins.manager import (
@@ -64,6 +64,7 @@ class Session:
         self.control = control or PluginControl.from_env(env)
         self.pm = new_manager()
         self.infos: list[PluginInfo] = load_plugins(self.pm, self.control, inline=plugins)
+        settle()  # a plugin that imported structlog itself logs in the command's format
         self.hooks = Hooks(self.pm, self._registration_failed)
         self._registries = Registries()
         self._called: set[str] = set()
