@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.table import Table
-from rich.text import Text
 
 from nullius_core.catalogue.catalogue import scan
 from nullius_core.catalogue.checks import check_file
@@ -18,6 +18,10 @@ from nullius_core.cli.base import USAGE_ERROR, Refused, console, json_option, pr
 from nullius_core.cli.proof_lines import check_line, port_line
 from nullius_core.definitions import FILE_KINDS, DefinitionError
 from nullius_core.definitions.compat import canonical_family
+
+if TYPE_CHECKING:  # rich is imported when a table is drawn: `list --json` and `check` draw none
+    from rich.table import Table
+    from rich.text import Text
 
 
 @click.command("list")
@@ -41,7 +45,7 @@ def _ports(session):  # type: ignore[no-untyped-def]
 
 def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
     out = console()
-    table = Table(title="Benchmarks", title_justify="left")
+    table = _table("Benchmarks")
     for col in ("benchmark", "needs", "datasets", "proven", "source (proofs from)"):
         table.add_column(col)
     for row in data["benchmarks"]:
@@ -56,7 +60,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
     out.print(table)
     _lines("Benchmarks' checks", [f"{row['ref']} {line}" for row in data["benchmarks"] for line in _check_lines(row["records"])])
     for title, rows in (("Agents", data["agents"]), ("Capabilities", data["capabilities"])):
-        table = Table(title=title, title_justify="left")
+        table = _table(title)
         for col in ("name", "upstream", "offers (proven)", "source (proofs from)"):
             table.add_column(col)
         for row in rows:
@@ -74,7 +78,7 @@ def _render_listing(data: dict) -> None:  # type: ignore[type-arg]
         out.print(table)
         _lines(f"{title}' proofs", [f"{row['ref']} {port_line(port, proof)}" for row in rows
                                      for port, proof in {**row["offers"], **row["not_offered"]}.items()])
-    table = Table(title="Pairs that fit", title_justify="left")
+    table = _table("Pairs that fit")
     table.add_column("benchmark")
     table.add_column("can run it")
     by_bench: dict[str, list[str]] = {}
@@ -300,5 +304,13 @@ def use_bundled_(key: str) -> None:
 
 def _plain(*cells: str) -> list[Text]:
     """Cells as text, never markup: a definition's words (`tools[ask_user_question]`, a summary in brackets) print as written."""
+    from rich.text import Text
+
     return [Text(cell) for cell in cells]
+
+
+def _table(title: str) -> Table:
+    from rich.table import Table
+
+    return Table(title=title, title_justify="left")
 

@@ -7,9 +7,18 @@ recorded, never dropped.
 
 from __future__ import annotations
 
+from typing import Any
+
 from nullius_core import hookimpl
 from nullius_core.plugins import AgentProtocolRegistry, AgentProtocolSpec
-from nullius_plugins.acp_client.adapter import AcpProtocol
+
+
+def _acp_protocol() -> Any:
+    # The adapter brings in asyncio and the job records: only a run talks to an
+    # agent, and every other command loads this plugin too.
+    from nullius_plugins.acp_client.adapter import AcpProtocol
+
+    return AcpProtocol()
 
 
 @hookimpl
@@ -18,6 +27,6 @@ def nullius_register_agent_protocols(registry: AgentProtocolRegistry) -> None:
         AgentProtocolSpec(
             name="acp",
             summary="The Agent Client Protocol, version 1: JSON-RPC 2.0 over the agent's stdio.",
-            factory=AcpProtocol,
+            factory=_acp_protocol,
         )
     )

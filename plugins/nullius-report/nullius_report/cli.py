@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from nullius_report.records import ReportError
 
@@ -37,6 +36,8 @@ def compare_command(jobs: tuple[Path, ...], out: Path | None, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
         return
+    from rich.console import Console  # this module is imported by every command that loads plugins: rich only here
+
     console = Console(width=200 if not sys.stdout.isatty() else None)
     table.show(result, console)
     console.print("pictures: " + ", ".join(pictures))
