@@ -12,7 +12,9 @@ imported structlog itself writes in the command's format too.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 # (format, verbosity) said by configure_logging() and not yet applied to structlog.
@@ -61,6 +63,22 @@ def _apply(structlog: Any, fmt: str, verbosity: int) -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Logging as it was before the block, after it (a command run in a test's process configures it for itself)."""
+    global _pending
+    saved_pending = _pending
+    saved = sys.modules["structlog"].get_config() if "structlog" in sys.modules else None
+    try:
+        yield
+    finally:
+        _pending = saved_pending
+        if saved is not None:
+            sys.modules["structlog"].configure(**saved)
+        elif "structlog" in sys.modules:
+            sys.modules["structlog"].reset_defaults()
 
 
 class _Logger:

@@ -15,7 +15,7 @@ EXAMPLE_CATALOGUE = ROOT / "examples" / "catalogue"
 
 
 def test_version(nullius_env):
-    result = run_cli(["--version"], nullius_env)
+    result = run_cli(["--version"], nullius_env, in_process=True)
     assert result.code == 0 and result.stdout.startswith("nullius 0.1.0 (Python 3.")
 
 
@@ -29,7 +29,7 @@ def test_standard_spelling_is_the_same_command(env_good):
 
 def test_paths_follow_the_variables(nullius_env, tmp_path):
     env = {**nullius_env, "STANDARD_DIR": str(tmp_path / "std"), "SECRETS_DIR": str(tmp_path / "sec"), "NULLIUS_CATALOGUE": str(tmp_path / "cat")}
-    described = json.loads(run_cli(["paths", "--json"], env).stdout)
+    described = json.loads(run_cli(["paths", "--json"], env, in_process=True).stdout)
     assert all(d["moved_by"] for d in described.values()) and described["jobs"]["moved_by"].startswith("NULLIUS_JOBS_DIR")
     paths = {name: d["path"] for name, d in described.items()}
     assert paths["STANDARD_DIR"] == str(tmp_path / "std")
@@ -90,22 +90,22 @@ def test_list_json_names_each_port_and_whether_conform_can_run_its_kit(nullius_e
 
 
 def test_new_writes_into_the_user_catalogue_and_check_names_what_to_fill(nullius_env):
-    result = run_cli(["new", "benchmark", "my-bench"], nullius_env)
+    result = run_cli(["new", "benchmark", "my-bench"], nullius_env, in_process=True)
     assert result.code == 0, result.output
     folder = Path(nullius_env["XDG_CONFIG_HOME"]) / "nullius" / "catalogue" / "benchmarks" / "my-bench"
     assert sorted(p.name for p in folder.iterdir()) == ["benchmark.json", "driver.py", "standard.json", "upstream-settings.json"]
-    check = run_cli(["check"], nullius_env)
+    check = run_cli(["check"], nullius_env, in_process=True)
     assert check.code == 2
     assert f"{folder / 'standard.json'}: $.upstream.tested: expected a full commit" in check.stderr
-    again = run_cli(["new", "benchmark", "my-bench"], nullius_env)
+    again = run_cli(["new", "benchmark", "my-bench"], nullius_env, in_process=True)
     assert again.code == 2 and "exists already" in again.stderr
-    bad = run_cli(["new", "agent", "Bad Key"], nullius_env)
+    bad = run_cli(["new", "agent", "Bad Key"], nullius_env, in_process=True)
     assert bad.code == 2 and "a key is lowercase" in bad.stderr
-    cap = run_cli(["new", "feature", "old-style"], nullius_env)
+    cap = run_cli(["new", "feature", "old-style"], nullius_env, in_process=True)
     assert cap.code == 0
     written = json.loads((folder.parent.parent / "capabilities" / "old-style" / "capability.json").read_text())
     assert written["schema"] == "nullius.capability/v1" and written["kind"] == "memory"
-    mem = run_cli(["new", "benchmark", "mem-bench", "--family", "feature", "--port", "feature.memory/v1"], nullius_env)
+    mem = run_cli(["new", "benchmark", "mem-bench", "--family", "feature", "--port", "feature.memory/v1"], nullius_env, in_process=True)
     assert mem.code == 0
     standard = json.loads((folder.parent / "mem-bench" / "standard.json").read_text())
     assert standard["family"] == "capability" and standard["needs"] == ["cap.memory/v1"]
@@ -135,11 +135,11 @@ def test_new_version_repins_the_install(nullius_env, tmp_path):
     catalogue = tmp_path / "cat"
     shutil.copytree(EXAMPLE_CATALOGUE, catalogue)
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
-    assert run_cli(["new", "version", "qwen-code", "0.25.0"], env).code == 0
+    assert run_cli(["new", "version", "qwen-code", "0.25.0"], env, in_process=True).code == 0
     data = json.loads((catalogue / "agents" / "qwen-code" / "agent.json").read_text())
     assert data["versions"]["0.25.0"]["install"] == {"npm": ["@qwen-code/qwen-code@0.25.0"]}
     assert data["versions"]["default"] == "0.24.4"
-    assert run_cli(["check"], env).code == 0
+    assert run_cli(["check"], env, in_process=True).code == 0
 
 
 def test_json_logs(env_main):
@@ -162,10 +162,10 @@ def test_new_version_of_a_benchmark_still_checks(nullius_env, tmp_path):
     catalogue = tmp_path / "cat"
     shutil.copytree(template, catalogue)
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(catalogue)}
-    assert run_cli(["new", "version", "example-arith", "v2"], env).code == 0
+    assert run_cli(["new", "version", "example-arith", "v2"], env, in_process=True).code == 0
     data = json.loads((catalogue / "benchmarks" / "example-arith" / "standard.json").read_text())
     assert data["versions"]["default"] == "0.1.0" and "datasets" in data
-    check = run_cli(["check"], env)
+    check = run_cli(["check"], env, in_process=True)
     assert check.code == 2
     lines = check.stderr.strip().splitlines()
     assert len(lines) == 1 and '$.versions.v2.upstream.tested: expected a full commit' in lines[0]
@@ -189,7 +189,7 @@ def test_a_jobs_dir_that_cannot_be_made_is_refused(nullius_env, tmp_path, comman
 
 def test_list_prints_a_definitions_words_as_written(nullius_env):
     """A table cell is text, not rich markup: Qwen Code's shipped fidelity fields keep their brackets."""
-    result = run_cli(["list"], {**nullius_env, "COLUMNS": "400"})
+    result = run_cli(["list"], {**nullius_env, "COLUMNS": "400"}, in_process=True)
     assert result.code == 0, result.output
     assert "tools[ask_user_question]" in result.stdout and "tools[enter_plan_mode]" in result.stdout
 
@@ -274,19 +274,19 @@ def test_check_refuses_a_core_that_is_not_a_pinned_package(nullius_env, tmp_path
     raw = json.loads(file.read_text())
     raw["versions"]["2.1.0"]["upstream"]["core"] = core
     file.write_text(json.dumps(raw))
-    checked = run_cli(["check", str(file)], nullius_env)
+    checked = run_cli(["check", str(file)], nullius_env, in_process=True)
     assert checked.code == 2 and "Traceback" not in checked.output
     found = "the integer 3" if core == 3 else repr(core)
     expected = "a string" if core == 3 else "the core it runs as a pinned package (name@version or name==version)"
     assert checked.stderr.splitlines() == [f"{file}: $.versions[\"2.1.0\"].upstream.core: expected {expected}, found {found}"]
     raw["versions"]["2.1.0"]["upstream"]["core"] = "codex-core==0.160.1"  # a PyPI pin is a pin too
     file.write_text(json.dumps(raw))
-    assert run_cli(["check", str(file)], nullius_env).code == 0
+    assert run_cli(["check", str(file)], nullius_env, in_process=True).code == 0
 
 
 def test_a_new_version_does_not_carry_over_the_core(nullius_env, tmp_path):
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(_proving_catalogue(tmp_path))}
-    assert run_cli(["new", "version", "adapter", "2.3.0"], env).code == 0
-    listed = {a["ref"]: a for a in json.loads(run_cli(["list", "--json"], env).stdout)["agents"]}
+    assert run_cli(["new", "version", "adapter", "2.3.0"], env, in_process=True).code == 0
+    listed = {a["ref"]: a for a in json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)["agents"]}
     assert listed["adapter@2.2.2"]["core"] == "@openai/codex@0.160.1"
     assert listed["adapter@2.3.0"]["core"] is None and listed["adapter@2.3.0"]["version"] == "2.3.0"

@@ -94,8 +94,24 @@ class CliResult:
 CLI_SECONDS = 1800
 
 
-def run_cli(args: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = CLI_SECONDS, input: str | None = None) -> CliResult:
-    """Run `nullius ARGS` in a subprocess, as a user would (`input`: what it reads on stdin)."""
+def run_cli(
+    args: list[str],
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout: float = CLI_SECONDS,
+    input: str | None = None,
+    in_process: bool = False,
+) -> CliResult:
+    """Run `nullius ARGS` in a subprocess, as a user would (`input`: what it reads on stdin).
+
+    `in_process`: in this process instead (testing/in_process.py), for a test
+    of a command's output, exit status or files, not of a process's behaviour
+    (signals, children, what leaks into them, timing). `timeout` does not apply.
+    """
+    if in_process:
+        from nullius_core.testing.in_process import run_in_process
+
+        return CliResult(*run_in_process(args, env, cwd, input))
     proc = subprocess.run(
         [sys.executable, "-m", "nullius_core", *args],
         env=dict(env),

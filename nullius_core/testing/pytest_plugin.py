@@ -57,10 +57,10 @@ def nullius_session(nullius_env: dict[str, str]) -> Callable[..., Session]:
 
 @pytest.fixture
 def nullius_cli(nullius_env: dict[str, str]) -> Callable[..., CliResult]:
-    """`nullius_cli("list", "--json")`: the real command in a subprocess."""
+    """`nullius_cli("list", "--json")`: the real command in a subprocess (`in_process=True`: in the test's process)."""
 
-    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> CliResult:
-        return run_cli(list(args), env or nullius_env, cwd=cwd)
+    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, in_process: bool = False) -> CliResult:
+        return run_cli(list(args), env or nullius_env, cwd=cwd, in_process=in_process)
 
     return run
 
