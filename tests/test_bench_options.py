@@ -118,7 +118,7 @@ def test_an_option_applies_only_under_its_when_and_its_setups(env, tmp_path):
 
 def test_check_refuses_an_options_when_or_setups_that_name_nothing(env):
     options(env, depth={"summary": "x", "values": ["1"], "default": "1", "when": {"mode": ["sideways"]}, "setups": ["paper"]})
-    checked = run_cli(["check"], env)
+    checked = run_cli(["check"], env, in_process=True)
     assert checked.code == 2 and "Traceback" not in checked.output
     assert "$.options.depth.when.mode[0]: expected a value option 'mode' allows, found 'sideways'" in checked.stderr
     assert "$.options.depth.setups[0]: expected one of yours (yours, or a setup this benchmark declares), found 'paper'" in checked.stderr

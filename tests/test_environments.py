@@ -39,7 +39,7 @@ def test_check_reads_each_dockerfile_as_a_layer_and_names_the_line(env, catalogu
         "needs_secrets": [{"name": "SCORER_TOKEN", "kind": "file", "to": "driver", "path": "/opt/t"}],
     }
     (catalogue / "standard.json").write_text(json.dumps(standard))
-    result = run_cli(["check"], env)
+    result = run_cli(["check"], env, in_process=True)
     assert result.code == 2 and "Traceback" not in result.stderr
     out = result.stderr
     assert "env/bad.Dockerfile:2: FROM is not allowed" in out
@@ -51,26 +51,26 @@ def test_check_reads_each_dockerfile_as_a_layer_and_names_the_line(env, catalogu
 
 
 def test_secrets_are_kept_without_values_and_expire(env, tmp_path):
-    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2000-01-01"], env, input="k-123\n").code == 0
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2000-01-01"], env, input="k-123\n", in_process=True).code == 0
     store = SecretStore(tmp_path / "secrets", "envbench")
     assert store.get("TOOL_LICENSE_KEY") is None  # expired: counts as not set
     assert store.index()["TOOL_LICENSE_KEY"]["expires"] == "2000-01-01"
-    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY"], env, input="k-123\n").code == 0
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY"], env, input="k-123\n", in_process=True).code == 0
     assert store.get("TOOL_LICENSE_KEY") == b"k-123"  # one trailing newline dropped from a value
     assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
     assert "k-123" not in (tmp_path / "secrets" / "envbench" / "index.json").read_text()
-    listed = run_cli(["secrets", "list", "envbench"], env)
+    listed = run_cli(["secrets", "list", "envbench"], env, in_process=True)
     assert "TOOL_LICENSE_KEY" in listed.stdout and "k-123" not in listed.stdout and "not set" in listed.stdout
-    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "soon"], env, input="x").code == 2
-    assert run_cli(["secrets", "unset", "envbench", "TOOL_LICENSE_KEY"], env).code == 0
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "soon"], env, input="x", in_process=True).code == 2
+    assert run_cli(["secrets", "unset", "envbench", "TOOL_LICENSE_KEY"], env, in_process=True).code == 0
     assert store.get("TOOL_LICENSE_KEY") is None
 
 
 def test_secrets_list_json_says_each_declared_name_whether_set_and_when_never_a_value(env, tmp_path):
     """The app's Licences panel reads this: name, kind, to, summary, set, set_at, expires, expired."""
-    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2999-12-31"], env, input="k-456").code == 0
-    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN", "--expires", "2000-01-01"], env, input="t-789").code == 0
-    listed = run_cli(["secrets", "list", "envbench", "--json"], env)
+    assert run_cli(["secrets", "set", "envbench", "TOOL_LICENSE_KEY", "--expires", "2999-12-31"], env, input="k-456", in_process=True).code == 0
+    assert run_cli(["secrets", "set", "envbench", "SCORER_TOKEN", "--expires", "2000-01-01"], env, input="t-789", in_process=True).code == 0
+    listed = run_cli(["secrets", "list", "envbench", "--json"], env, in_process=True)
     assert listed.code == 0 and "k-456" not in listed.output and "t-789" not in listed.output
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert sorted(rows) == ["SCORER_TOKEN", "TOOL_LICENSE_FILE", "TOOL_LICENSE_KEY", "TOOL_LICENSE_SERVER"]
@@ -82,7 +82,7 @@ def test_secrets_list_json_says_each_declared_name_whether_set_and_when_never_a_
     assert rows["TOOL_LICENSE_FILE"] == {"name": "TOOL_LICENSE_FILE", "kind": "file", "to": "agent", "summary": None, "set": False,
                                          "set_at": None, "expires": None, "expired": False}
     assert rows["TOOL_LICENSE_SERVER"]["kind"] == "server"
-    plain = run_cli(["secrets", "list", "envbench"], env).stdout
+    plain = run_cli(["secrets", "list", "envbench"], env, in_process=True).stdout
     assert "not set (expired 2000-01-01)" in plain and "expires 2999-12-31" in plain
 
 

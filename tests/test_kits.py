@@ -118,7 +118,7 @@ def test_units_are_the_checks_in_the_kits_order(driver, kit, units):
 
 @pytest.mark.parametrize("kit", ["agent-task-v1", "agent-workspace-v1", "agent-conversation-v1"])
 def test_each_kit_definition_checks_clean(kit, nullius_env):
-    result = run_cli(["check", str(KITS / kit / "standard.json")], nullius_env)
+    result = run_cli(["check", str(KITS / kit / "standard.json")], nullius_env, in_process=True)
     assert result.code == 0, result.output
     standard = json.loads((KITS / kit / "standard.json").read_text())
     assert standard["driver"]["command"] == ["python3", "{here}/driver.py"]

@@ -72,13 +72,13 @@ def test_check_refuses_an_own_image_with_a_dockerfile_or_local_ok(nullius_env, t
     standard["environments"]["local"] = {"image": "own", "local_ok": True}
     (target / "standard.json").write_text(json.dumps(standard))
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}
-    result = run_cli(["check"], env)
+    result = run_cli(["check"], env, in_process=True)
     assert result.code == 2 and "Traceback" not in result.stderr
     assert "$.environments.both.image: expected either a dockerfile" in result.stderr
     assert "$.environments.local.local_ok: expected false: a task's own image never runs an agent on the local backend" in result.stderr
     del standard["environments"]["both"], standard["environments"]["local"]
     (target / "standard.json").write_text(json.dumps(standard))
-    assert run_cli(["check"], env).code == 0
+    assert run_cli(["check"], env, in_process=True).code == 0
 
 
 def test_an_agents_unit_in_an_own_image_is_refused_on_the_local_backend_naming_the_backend_it_needs():

@@ -141,7 +141,7 @@ PREFETCH_ERRORS = [
 @pytest.mark.parametrize("entries, index, said", PREFETCH_ERRORS, ids=["no-sha256", "upper-hex", "short-hex", "file", "ftp", "no-name", "same-name"])
 def test_a_malformed_prefetch_entry_is_refused_before_anything_installs(nullius_env, tmp_path, entries, index, said):
     env = environ(nullius_env, tmp_path, {"pip": ["six==1.16.0"], "prefetch": entries})
-    checked = run_cli(["check"], env)
+    checked = run_cli(["check"], env, in_process=True)
     assert checked.code == 2, checked.output
     assert f"$.driver.install.prefetch[{index}]: {said}" in checked.output
     ran = run_cli(["run", "pre", "oracle"], env)

@@ -56,10 +56,10 @@ def test_a_leak_check_that_looked_for_nothing_is_not_a_pass(env, catalogue):
     record = proven(catalogue)["test"]
     assert "leak" not in record and {"oracle", "nop", "units"} <= set(record)
     assert record["not_checked"]["leak"]["looked_for"] == 0 and "under 12 characters" in record["not_checked"]["leak"]["not_checked"]
-    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    listed = json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)
     row = next(b for b in listed["benchmarks"] if b["ref"] == "faulty")
     assert row["proven"]["test"] == ["nop", "oracle", "units"] and list(row["not_checked"]["test"]) == ["leak"]
-    shown = run_cli(["list"], {**env, "COLUMNS": "400"}).stdout  # wide enough that no cell wraps, whatever else is listed
+    shown = run_cli(["list"], {**env, "COLUMNS": "400"}, in_process=True).stdout  # wide enough that no cell wraps, whatever else is listed
     assert "test: not checked: leak" in shown
     # a leak check that looks for something replaces it
     assert run_cli(["prove", "faulty", "--limit", "3", "--bench-option", "mode=long"], env).code == 0
@@ -69,7 +69,7 @@ def test_a_leak_check_that_looked_for_nothing_is_not_a_pass(env, catalogue):
     raw = json.loads((catalogue / "benchmarks" / "faulty" / "standard.json").read_text())
     raw["proven"]["test"]["leak"] = {"units": 3, "looked_for": 0, "short": 3, "passed": "0/0"}
     (catalogue / "benchmarks" / "faulty" / "standard.json").write_text(json.dumps(raw))
-    row = next(b for b in json.loads(run_cli(["list", "--json"], env).stdout)["benchmarks"] if b["ref"] == "faulty")
+    row = next(b for b in json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)["benchmarks"] if b["ref"] == "faulty")
     assert "leak" not in row["proven"]["test"] and "looked for nothing (0/0)" in row["not_checked"]["test"]["leak"]
 
 
@@ -80,7 +80,7 @@ def test_a_failing_check_is_taken_back_and_kept_under_failed(env, catalogue):
     assert "faulty/test oracle: FAILED" in result.stdout
     record = proven(catalogue)["test"]
     assert "oracle" not in record
-    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    listed = json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)
     row = next(b for b in listed["benchmarks"] if b["ref"] == "faulty")
     assert "failed" not in row["proven"]["test"] and "oracle" in row["failed"]["test"]
     assert record["failed"]["oracle"]["errors"] >= 1
@@ -174,7 +174,7 @@ def test_shards_merge_into_the_unsharded_job(env, tmp_path):
     assert len(one) == len(two) == 3 and not one & two
     config = json.loads((jobs / "s1" / "config.json").read_text())["standard"]
     assert config["shard"]["of"] == 2 and config["shard"]["units_total"] == 12 and config["launch"] == "L"
-    merged = run_cli(["merge", str(jobs / "s1"), str(jobs / "s2"), "-o", str(jobs / "m")], env)
+    merged = run_cli(["merge", str(jobs / "s1"), str(jobs / "s2"), "-o", str(jobs / "m")], env, in_process=True)
     assert merged.code == 0, merged.output
     result = json.loads((jobs / "m" / "result.json").read_text())
     assert result["n_total_trials"] == 6 and result["standard"]["passed"] == 6 and result["standard"]["mean"] == 1.0
@@ -195,16 +195,16 @@ def test_merge_refusals(env, tmp_path):
     run_cli(["run", "faulty", "oracle", "--shard", "2/3", "--limit", "2", "--launch", "L", "--job-name", "b"], env)
     run_cli(["run", "faulty", "oracle", "--shard", "1/2", "--limit", "2", "--launch", "L", "--job-name", "a2"], env)
     run_cli(["run", "faulty", "oracle", "--shard", "2/2", "--limit", "2", "--launch", "L", "--bench-option", "mode=workspace", "--job-name", "c"], env)
-    differs = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab")], env)
+    differs = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab")], env, in_process=True)
     assert differs.code == 2 and "another N (3, not 2)" in differs.stderr
-    forced = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab"), "--force"], env)
+    forced = run_cli(["merge", str(jobs / "a"), str(jobs / "b"), "-o", str(jobs / "ab"), "--force"], env, in_process=True)
     assert forced.code == 0
     assert json.loads((jobs / "ab" / "config.json").read_text())["standard"]["merged_despite"]
-    again = run_cli(["merge", str(jobs / "ab"), str(jobs / "c"), "-o", str(jobs / "abc")], env)
+    again = run_cli(["merge", str(jobs / "ab"), str(jobs / "c"), "-o", str(jobs / "abc")], env, in_process=True)
     assert again.code == 2 and "merged despite differences" in again.stderr
-    twice = run_cli(["merge", str(jobs / "a"), str(jobs / "a2"), "-o", str(jobs / "aa"), "--force"], env)
+    twice = run_cli(["merge", str(jobs / "a"), str(jobs / "a2"), "-o", str(jobs / "aa"), "--force"], env, in_process=True)
     assert twice.code == 2 and "two trials of one unit" in twice.stderr
-    options = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac")], env)
+    options = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac")], env, in_process=True)
     assert options.code == 0, options.output
     sources = json.loads((jobs / "ac" / "config.json").read_text())["standard"]["merged_from"]
     assert [s["options"]["mode"] for s in sources] == ["clean", "workspace"]
@@ -212,12 +212,12 @@ def test_merge_refusals(env, tmp_path):
     record = json.loads((moved / "result.json").read_text())
     record["standard"]["job"] = "someone-else"
     (moved / "result.json").write_text(json.dumps(record))
-    foreign = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac2")], env)
+    foreign = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac2")], env, in_process=True)
     assert foreign.code == 2 and "its record names job 'someone-else'" in foreign.stderr
     record["standard"]["job"] = "a"
     record["standard"]["control"] = "nop"
     (moved / "result.json").write_text(json.dumps(record))
-    other_control = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac3")], env)
+    other_control = run_cli(["merge", str(jobs / "a"), str(jobs / "c"), "-o", str(jobs / "ac3")], env, in_process=True)
     assert other_control.code == 2 and "its record names control 'nop', not 'oracle'" in other_control.stderr
 
 
@@ -226,7 +226,7 @@ def test_a_merge_lists_the_shards_a_launch_lacks(env, tmp_path):
     for i in (1, 3):
         ran = run_cli(["run", "faulty", "oracle", "--shard", f"{i}/3", "--limit", "1", "--launch", "L3", "--job-name", f"t{i}"], env)
         assert ran.code == 0, ran.output
-    merged = run_cli(["merge", str(jobs / "t1"), str(jobs / "t3"), "-o", str(jobs / "m")], env)
+    merged = run_cli(["merge", str(jobs / "t1"), str(jobs / "t3"), "-o", str(jobs / "m")], env, in_process=True)
     assert merged.code == 0, merged.output
     assert "absent shards of the launch: 2: the merged job is incomplete" in merged.stderr
     summary = json.loads((jobs / "m" / "result.json").read_text())["standard"]
@@ -237,7 +237,7 @@ def test_prove_holds_a_merged_control_job_to_its_bound(env, tmp_path, catalogue)
     jobs = tmp_path / "jobs"
     for i in (1, 2):
         run_cli(["run", "faulty", "nop", "--shard", f"{i}/2", "--launch", "N", "--job-name", f"n{i}"], env)
-    assert run_cli(["merge", str(jobs / "n1"), str(jobs / "n2"), "-o", str(jobs / "nm")], env).code == 0
+    assert run_cli(["merge", str(jobs / "n1"), str(jobs / "n2"), "-o", str(jobs / "nm")], env, in_process=True).code == 0
     result = run_cli(["prove", "faulty", "--job", f"nop={jobs / 'nm'}", "--limit", "2"], env)
     assert result.code == 0, result.output
     record = proven(catalogue)["test"]["nop"]
@@ -326,6 +326,6 @@ def test_use_bundled_sets_the_users_copy_and_its_local_proofs_aside(nullius_env,
 
 
 def test_use_bundled_keeps_a_user_entry_no_plugin_ships(env, catalogue):
-    refused = run_cli(["use-bundled", "faulty"], env)
+    refused = run_cli(["use-bundled", "faulty"], env, in_process=True)
     assert refused.code == 2 and "no plugin ships benchmark 'faulty': its user copy is the only definition, and is kept" in refused.stderr
     assert (catalogue / "benchmarks" / "faulty" / "standard.json").exists()

@@ -31,14 +31,14 @@ def write(tmp_path: Path, data, name="agent.json") -> Path:
 
 
 def refused(env, path) -> list[str]:
-    result = run_cli(["check", str(path)], env)
+    result = run_cli(["check", str(path)], env, in_process=True)
     assert result.code == 2, result.output
     assert "Traceback" not in result.output
     return result.stderr.strip().splitlines()
 
 
 def test_a_good_definition_passes(nullius_env, tmp_path):
-    result = run_cli(["check", str(write(tmp_path, GOOD_AGENT))], nullius_env)
+    result = run_cli(["check", str(write(tmp_path, GOOD_AGENT))], nullius_env, in_process=True)
     assert result.code == 0 and "ok: 1 definition checked" in result.stdout
 
 
@@ -167,7 +167,7 @@ def bench(tmp_path: Path, change=None) -> Path:
 
 
 def test_the_template_benchmark_passes(nullius_env, tmp_path):
-    result = run_cli(["check", str(bench(tmp_path))], nullius_env)
+    result = run_cli(["check", str(bench(tmp_path))], nullius_env, in_process=True)
     assert result.code == 0, result.output
 
 
@@ -326,9 +326,9 @@ def test_an_invalid_proofs_file_is_an_error_naming_it_never_a_fallback(nullius_e
     proofs.write_text(json.dumps({"schema": "nullius.proofs/v1", "kind": "agent", "key": "reference", "records": [
         {"version": None, "digest": "sha256:0", "definition": "d", "date": "2026-12-01", "proven": {"agent.task/v1": {"passed": 3}}}]}))
     line = f'{proofs}: $.records[0].proven["agent.task/v1"].passed: expected a string, found the integer 3'
-    checked = run_cli(["check"], nullius_env)
+    checked = run_cli(["check"], nullius_env, in_process=True)
     assert checked.code == 2 and line in checked.stderr.splitlines(), checked.output
-    listed = run_cli(["list"], nullius_env)
+    listed = run_cli(["list"], nullius_env, in_process=True)
     assert listed.code == 2 and line in listed.stderr and "Traceback" not in listed.stderr
-    fit = run_cli(["fit", "gsm8k", "--json"], nullius_env)
+    fit = run_cli(["fit", "gsm8k", "--json"], nullius_env, in_process=True)
     assert "reference" not in json.loads(fit.stdout)["fits"]

@@ -16,9 +16,9 @@ def test_agent_is_in_the_catalogue(nullius_session):
 
 
 def test_nullius_check_and_list(nullius_cli):
-    checked = nullius_cli("check", str(plugin.CATALOGUE))
+    checked = nullius_cli("check", str(plugin.CATALOGUE), in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = nullius_cli("list", "--json")
+    listed = nullius_cli("list", "--json", in_process=True)
     assert listed.code == 0, listed.output
     (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "claude"]
     # the proofs shipped were made against the fake model, and say so

@@ -78,7 +78,7 @@ def test_the_definition_and_the_catalogue(world):
     assert model["api"] == "openai-chat"
     assert model["env"]["COPILOT_PROVIDER_BASE_URL"] == "{base_url}" and model["env"]["COPILOT_PROVIDER_API_KEY"] == "{token}"
     assert {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}  # proofs made against the fake model
-    checked = run_cli(["check", str(plugin.CATALOGUE)], env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
 
 

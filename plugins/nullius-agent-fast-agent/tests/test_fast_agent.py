@@ -45,7 +45,7 @@ def test_the_definition_and_the_catalogue(world):
     assert DEFINITION["start"][:3] == ["{install}/.venv/bin/fast-agent", "--no-update-check", "acp"]
     assert DEFINITION["model"] == {"api": "openai-chat", "env": {"GENERIC_BASE_URL": "{base_url}", "GENERIC_API_KEY": "{token}"}}
     assert set(DEFINITION["proven"]) == PORTS and {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}
-    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
 
 

@@ -54,7 +54,7 @@ def test_the_definition_and_the_catalogue(world):
     assert settings["privacy"]["usageStatisticsEnabled"] is False and settings["telemetry"]["enabled"] is False
     assert settings["general"]["enableAutoUpdate"] is False
     assert {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}  # proofs made against the fake model
-    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
 
 

@@ -52,7 +52,7 @@ def test_the_definition_and_the_catalogue(world):
     assert config["provider"]["nullius"]["options"] == {"baseURL": "{base_url}", "apiKey": "{env:NULLIUS_KEY}"}
     assert config["model"] == "nullius/{model}" and "{token}" not in model["files"][".config/kilo/kilo.json"]
     assert {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}  # proofs made against the fake model
-    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
 
 

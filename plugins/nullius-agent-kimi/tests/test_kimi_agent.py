@@ -48,7 +48,7 @@ def test_the_definition_and_the_catalogue(world):
     assert 'type = "openai_legacy"' in config and 'api_key = ""' in config and "{token}" not in json.dumps(model["files"])
     assert json.loads(model["files"][".kimi/credentials/kimi-code.json"])["access_token"].startswith("nullius-placeholder")
     assert set(DEFINITION["proven"]) == PORTS and {p["model"] for p in DEFINITION["proven"].values()} == {MODEL}
-    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], world.env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
 
 

@@ -12,9 +12,9 @@ DEFINITION = json.loads((plugin.CATALOGUE / "agents" / "vibe" / "agent.json").re
 
 
 def test_nullius_check_and_list(nullius_cli):
-    checked = nullius_cli("check", str(plugin.CATALOGUE))
+    checked = nullius_cli("check", str(plugin.CATALOGUE), in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = nullius_cli("list", "--json")
+    listed = nullius_cli("list", "--json", in_process=True)
     (agent,) = [a for a in json.loads(listed.stdout)["agents"] if a["ref"] == "vibe"]
     assert set(agent["offers"]) == {"agent.task/v1", "agent.workspace/v1", "agent.tools/v1", "agent.conversation/v1"}
     assert {o["model"] for o in agent["offers"].values()} == {"fake-vibe"}

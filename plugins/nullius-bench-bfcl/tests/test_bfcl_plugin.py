@@ -22,9 +22,9 @@ def test_definition_checks_clean(nullius_session):
 
 
 def test_nullius_check_and_list(nullius_cli):
-    checked = nullius_cli("check", str(FOLDER))
+    checked = nullius_cli("check", str(FOLDER), in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = json.loads(nullius_cli("list", "--json").stdout)["benchmarks"]
+    listed = json.loads(nullius_cli("list", "--json", in_process=True).stdout)["benchmarks"]
     refs = [b["ref"] for b in listed]
     assert "bfcl@2026.3.23" in refs and "bfcl@2026.3.23-irrelevance" in refs, refs
 

@@ -21,9 +21,9 @@ def test_definition_checks_clean(nullius_session):
 
 
 def test_nullius_check_and_list(nullius_cli):
-    checked = nullius_cli("check", str(plugin.CATALOGUE / "benchmarks" / "humaneval"))
+    checked = nullius_cli("check", str(plugin.CATALOGUE / "benchmarks" / "humaneval"), in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = nullius_cli("list", "--json")
+    listed = nullius_cli("list", "--json", in_process=True)
     assert listed.code == 0, listed.output
     assert "humaneval" in [b["ref"] for b in json.loads(listed.stdout)["benchmarks"]]
 

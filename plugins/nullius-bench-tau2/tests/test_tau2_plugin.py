@@ -23,9 +23,9 @@ def test_definition_checks_clean(nullius_session):
 
 
 def test_nullius_check_and_fit(nullius_cli):
-    checked = nullius_cli("check", str(FOLDER))
+    checked = nullius_cli("check", str(FOLDER), in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = nullius_cli("list", "--json")
+    listed = nullius_cli("list", "--json", in_process=True)
     assert "tau2" in [b["ref"] for b in json.loads(listed.stdout)["benchmarks"]]
 
 

@@ -75,8 +75,8 @@ def test_the_internal_benchmark_checks_clean_and_the_judges_fit(home):
     from nullius_core.testing import run_cli
 
     env, _ = home
-    checked = run_cli(["check", str(GRADING.parent)], env)
+    checked = run_cli(["check", str(GRADING.parent)], env, in_process=True)
     assert checked.code == 0 and "ok: 1 definition checked" in checked.output, checked.output
-    fit = run_cli(["fit", "judge", "--json"], env)
+    fit = run_cli(["fit", "judge", "--json"], env, in_process=True)
     assert fit.code == 0, fit.output
     assert {"claude", "codex", "reference"} <= set(json.loads(fit.stdout)["fits"])
