@@ -6,50 +6,26 @@ It is not a sandbox. Controls need no consent; an agent run needs
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import attrs
-
 from nullius_core import hookimpl
-from nullius_core.contracts.backend import RelayRoom, RouteOptions, RunContext, UnitPlace, place_here
 from nullius_core.plugins import BackendRegistry, BackendSpec
-from nullius_plugins.local_backend.process import LocalProcess
 
 
-class LocalBackend:
-    name = "local"
+def _backend() -> Any:
+    # backend.py brings in the engine's contracts (attrs classes, asyncio): only a run needs them.
+    from nullius_plugins.local_backend.backend import LocalBackend
 
-    def record(self) -> dict[str, Any]:
-        return {"name": self.name, "isolation": "none: processes run as you on this machine"}
+    return LocalBackend()
 
-    async def prepare_unit(self, workspace: Path, home: Path) -> UnitPlace:
-        return place_here(workspace, home)
 
-    async def prepare_control(self, workspace: Path, home: Path) -> UnitPlace:
-        """A control's place: its workspace folder alone, a repository once something is written into it (run/control_place.py)."""
-        workspace.mkdir(parents=True, exist_ok=True)
-        return UnitPlace(workspace=workspace, home=home)
+def __getattr__(name: str) -> Any:
+    # `from nullius_plugins.local_backend import LocalBackend`, as before backend.py held it.
+    if name == "LocalBackend":
+        from nullius_plugins.local_backend.backend import LocalBackend
 
-    async def start(self, context: RunContext) -> None:
-        return None
-
-    async def use_environment(self, place: UnitPlace, environment: Any, participant: str, handout: Any) -> UnitPlace:
-        # the machine is the base: another environment only where the benchmark says it is fine (local_ok)
-        if environment is not None and participant != "control" and not environment.definition.local_ok:
-            raise ValueError(
-                f"the environment {environment.name!r} runs only on a backend with images (its local_ok is false): use --backend docker"
-            )
-        return attrs.evolve(place, environment=environment)
-
-    def capability_launch(self, launch: Any, reads: Any, unit: str) -> Any:
-        return launch  # a process of this machine, as you
-
-    async def open_room(self, relay: Any, unit: str, record: Path, place: UnitPlace, route: RouteOptions) -> RelayRoom:
-        return RelayRoom(relay, unit, record, route, LocalProcess.start)
-
-    async def close(self) -> None:
-        return None
+        return LocalBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @hookimpl
@@ -58,7 +34,7 @@ def nullius_register_backends(registry: BackendRegistry) -> None:
         BackendSpec(
             name="local",
             summary="Processes on this machine, as you; not a sandbox (agent runs need --unsandboxed).",
-            factory=LocalBackend,
+            factory=_backend,
             isolates=False,
         )
     )

@@ -7,14 +7,15 @@ as Ctrl-C would give them: each ends cancelled, its records whole, resumable.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sys
 
 import click
 
-from nullius_app.state import AppState
+# asyncio and the app's state (its runs, its client) are imported when the
+# app is served: registering the command, which every command that loads
+# plugins does, needs neither.
 
 
 @click.command("app")
@@ -25,6 +26,8 @@ def app_command(port: int, host: str) -> None:
     """Serve the app (catalogue, builder, runs, viewer) in the browser, on this machine."""
     if host not in ("127.0.0.1", "::1", "localhost"):
         _refuse(f"nullius app listens on a loopback address alone (127.0.0.1, ::1, localhost), not {host!r}: it runs commands as you")
+    import asyncio
+
     try:
         asyncio.run(_serve(host, port))
     except OSError as exc:
@@ -38,9 +41,12 @@ def _refuse(why: str) -> None:
 
 
 async def _serve(host: str, port: int) -> None:
+    import asyncio
+
     from aiohttp import web
 
     from nullius_app.server import make_app
+    from nullius_app.state import AppState
 
     state = AppState.for_this_machine()
     runner = web.AppRunner(make_app(state), access_log=None, handle_signals=False)

@@ -13,7 +13,8 @@ from nullius_core import hookimpl
 from nullius_core.paths import Paths
 from nullius_core.plugins import BackendRegistry, BackendSpec, CommandRegistry
 
-from nullius_backend_docker import dockercli, image, sweep
+# dockercli, image and sweep (asyncio, hashing the base image's files) are
+# imported by what uses them: every command that loads plugins loads this one.
 
 
 def _factory():  # type: ignore[no-untyped-def]
@@ -24,6 +25,8 @@ def _factory():  # type: ignore[no-untyped-def]
 
 def _check() -> str | None:
     """Before a run installs anything: the daemon answers (its version asked, nothing built), else why not and how to get docker."""
+    from nullius_backend_docker import dockercli
+
     try:
         dockercli.check_daemon()
     except dockercli.DockerError as exc:
@@ -53,6 +56,8 @@ def docker_group() -> None:
 @docker_group.command("base")
 def base_command() -> None:
     """Build the base image (nullius/base:<hash>) if it is not there; print its tag."""
+    from nullius_backend_docker import dockercli, image
+
     paths = Paths.from_env(os.environ)
     try:
         tag = image.ensure_base(paths.standard_dir / "images", _say_base)
@@ -77,6 +82,8 @@ def sweep_command(job: str | None, every: bool, as_json: bool) -> None:
     if not job and not every:
         click.echo("nullius: name the job (its name or its folder), or give --all", err=True)
         sys.exit(2)
+    from nullius_backend_docker import dockercli, sweep
+
     name = job.rstrip("/").rsplit("/", 1)[-1] if job else None
     folder = sweep.folder_label(Path(job)) if job and not every and Path(job).is_dir() else None
     try:
