@@ -79,7 +79,7 @@ def test_fit_for_a_benchmark_that_needs_a_skill_lists_exactly_the_agents_that_sh
     standard["needs_skills"] = {"agent.tools/v1": ["decoys"]}
     shutil.copytree(source / "data", catalogue / "data")
     (catalogue / "standard.json").write_text(json.dumps(standard))
-    fit = json.loads(run_cli(["fit", "office", "--json"], {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}).stdout)
+    fit = json.loads(run_cli(["fit", "office", "--json"], {**nullius_env, "NULLIUS_CATALOGUE": str(tmp_path / "catalogue")}, in_process=True).stdout)
     assert fit["fits"] == ["claude", "codex", "fast-agent", "gemini", "kilo", "kimi", "opencode", "qwen", "reference",
                            "vibe"]  # those whose proofs show decoys
     refused = {r["participant"]: r["reasons"] for r in fit["refused"]}

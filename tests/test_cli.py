@@ -80,7 +80,7 @@ def test_fit_json_and_an_unknown_benchmark(env_good):
 
 def test_list_json_names_each_port_and_whether_conform_can_run_its_kit(nullius_env):
     """The app's Prove its ports offers the ports whose kit runs: list --json's `ports`."""
-    listed = json.loads(run_cli(["list", "--json"], nullius_env).stdout)
+    listed = json.loads(run_cli(["list", "--json"], nullius_env, in_process=True).stdout)
     ports = {p["name"]: p for p in listed["ports"]}
     assert ports["agent.task/v1"] == {"name": "agent.task/v1", "family": "agent", "kit_version": 1, "basic": ["word-1", "word-2", "word-3"],
                                       "skills": {}, "conform": None}
@@ -232,7 +232,7 @@ def _proving_catalogue(root: Path) -> Path:
 
 def test_list_shows_every_field_of_each_proof_and_nothing_a_proof_does_not_record(nullius_env, tmp_path):
     env = {**nullius_env, "NULLIUS_CATALOGUE": str(_proving_catalogue(tmp_path))}
-    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    listed = json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)
     row = next(a for a in listed["agents"] if a["ref"] == "adapter@2.2.2")
     assert row["core"] == "@openai/codex@0.160.1"
     assert next(a for a in listed["agents"] if a["ref"] == "adapter@2.1.0")["core"] is None
@@ -251,7 +251,7 @@ def test_list_shows_every_field_of_each_proof_and_nothing_a_proof_does_not_recor
     assert bench["proven"] == {"test": ["nop", "units"]}  # the names, as before; the records whole beside them
     assert bench["records"]["test"]["nop"]["job"] == "J-nop" and bench["records"]["test"]["failed"]["oracle"]["value"] == 0.2
 
-    shown = run_cli(["list"], {**env, "COLUMNS": "400"})
+    shown = run_cli(["list"], {**env, "COLUMNS": "400"}, in_process=True)
     assert shown.code == 0, shown.output
     lines = [line.strip() for line in shown.stdout.splitlines()]
     assert ("adapter@2.2.2 agent.tools/v1: passed 2/2, kit v2, skills chain 2/3, decoys 1/3 (not shown), retry 0/3 (not shown), "

@@ -124,7 +124,7 @@ def test_fit_bfcl_names_the_agents_that_showed_its_tools_skills(nullius_cli):
     claude, codex, fast-agent, gemini, kilo, kimi, opencode, qwen, vibe and the reference agent have shown them;
     copilot proves no agent.tools/v1."""
     for ref in ("bfcl", "bfcl@2026.3.23-irrelevance"):
-        got = nullius_cli("fit", ref, "--json")
+        got = nullius_cli("fit", ref, "--json", in_process=True)
         assert got.code == 0, got.output
         data = json.loads(got.stdout)
         assert data["needs_skills"] == {"agent.tools/v1": ["decoys", "chain"]}

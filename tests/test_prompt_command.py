@@ -35,7 +35,7 @@ def test_prompt_refuses_a_unit_the_dataset_lacks_and_a_failing_setup(env):
 
 
 def test_list_says_where_each_agents_variant_files_go(nullius_env):
-    done = run_cli(["list", "--json"], nullius_env)
+    done = run_cli(["list", "--json"], nullius_env, in_process=True)
     agents = {a["ref"]: a for a in json.loads(done.stdout)["agents"]}
     assert agents["reference"]["variant"]["instructions"] == {"file": "AGENTS.md", "root": "workspace", "path": None}
     assert agents["reference"]["variant"]["skills"] == {"path": ".agents/skills", "root": "workspace"}

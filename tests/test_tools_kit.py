@@ -210,7 +210,7 @@ def log_lines(unit: Unit) -> list:
 
 
 def test_the_kit_definition_checks_clean_and_names_its_server(nullius_env):
-    result = run_cli(["check", str(KIT / "standard.json")], nullius_env)
+    result = run_cli(["check", str(KIT / "standard.json")], nullius_env, in_process=True)
     assert result.code == 0, result.output
     standard = json.loads((KIT / "standard.json").read_text())
     assert standard["kit"] == {

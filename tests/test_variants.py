@@ -187,7 +187,7 @@ def test_after_the_last_job_a_table_per_configuration_with_its_std(all_run):
 def test_jobs_of_different_variants_are_never_merged(all_run):
     env, root, folder, result, jobs = all_run
     for force in ([], ["--force"]):
-        merged = run_cli(["merge", str(jobs / "v__terse"), str(jobs / "v__skillful"), "-o", str(root / f"merged{len(force)}"), *force], env)
+        merged = run_cli(["merge", str(jobs / "v__terse"), str(jobs / "v__skillful"), "-o", str(root / f"merged{len(force)}"), *force], env, in_process=True)
         assert merged.code == 2 and "another configuration, never merged" in merged.stderr, merged.output
         assert not (root / f"merged{len(force)}").exists()
 

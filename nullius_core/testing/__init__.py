@@ -9,7 +9,8 @@ installing ``nullius``:
 * ``nullius_session``: a factory of sessions over that home, with inline
   plugins registered beside the installed ones;
 * ``nullius_cli``: runs the real ``nullius`` command in a subprocess with that
-  environment.
+  environment (``in_process=True``: in the test's own process, for a test of
+  a command's output alone; see ``run_cli``).
 """
 
 from nullius_core.testing.helpers import CliResult, files_holding, isolated_env, make_session, processes_under, run_cli

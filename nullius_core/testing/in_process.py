@@ -24,6 +24,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import click
 from click import formatting
 from click.testing import CliRunner
 
@@ -49,10 +50,10 @@ def run_in_process(args: list[str], env: Mapping[str, str], cwd: Path | None, in
             return code, _text(out.getvalue()), _text(err.getvalue())
 
 
-def _main(cli: object, args: list[str]) -> int:
+def _main(cli: click.Command, args: list[str]) -> int:
     """The group's main() as the interpreter would end it: its exit status, a traceback on stderr and 1 for an error."""
     try:
-        cli.main(args=args, prog_name="nullius")  # type: ignore[attr-defined]
+        cli.main(args=args, prog_name="nullius")
     except SystemExit as exc:
         if exc.code is None:
             return 0

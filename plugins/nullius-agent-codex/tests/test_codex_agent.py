@@ -72,9 +72,9 @@ def test_the_definition_and_the_catalogue(world):
     assert {p["model"] for p in DEFINITION["proven"].values()} == {"fake-codex"}  # proofs made against the fake model
     effort = DEFINITION["options"]["reasoning_effort"]
     assert effort["default"] == "medium" and {"low", "medium", "high"} <= set(effort["values"])
-    checked = run_cli(["check", str(plugin.CATALOGUE)], env)
+    checked = run_cli(["check", str(plugin.CATALOGUE)], env, in_process=True)
     assert checked.code == 0 and "ok" in checked.stdout, checked.output
-    listed = json.loads(run_cli(["list", "--json"], env).stdout)
+    listed = json.loads(run_cli(["list", "--json"], env, in_process=True).stdout)
     codex = next((a for a in listed["agents"] if a["ref"] == "codex"), None)
     assert codex is not None, "is nullius-agent-codex installed (./dev setup)?"
     assert codex["core"] == "@openai/codex@0.137.0"
