@@ -1,11 +1,10 @@
-"""The command's start, this checkout's `nullius` beside another's (main's by default), side by side in one run.
+"""The command's start, this checkout's `nullius` beside another's (--vs, say a clone of an earlier commit), side by side in one run.
 
 Each command is run --runs times by both, alternating, over the same
 isolated home; medians of wall time and of CPU (user + system, the
-children's rusage), and this one's over the other's. The other `nullius` is
-main's venv (`/work/main/.venv/bin/nullius`) unless --vs names one.
+children's rusage), and this one's over the other's.
 
-    .venv/bin/python benchmarks/cli_start.py --runs 15
+    .venv/bin/python benchmarks/cli_start.py --runs 15 --vs /elsewhere/.venv/bin/nullius
     .venv/bin/python benchmarks/cli_start.py --vs /elsewhere/.venv/bin/nullius --no-check
 """
 
@@ -23,7 +22,6 @@ from pathlib import Path
 from nullius_core.testing import isolated_env
 
 HERE = str(Path(sys.executable).with_name("nullius"))
-MAIN = "/work/main/.venv/bin/nullius"
 COMMANDS = [["--version"], ["paths"], ["list", "--json"], ["check", "--json"]]
 
 
@@ -60,7 +58,7 @@ def report(times: dict[tuple[str, str], list[tuple[float, float]]], commands: li
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--vs", default=MAIN, help="the other `nullius` (default: main's venv)")
+    parser.add_argument("--vs", required=True, help="the other `nullius` (another checkout's .venv/bin/nullius)")
     parser.add_argument("--no-check", action="store_true", help="leave `check --json` out (it reads every definition)")
     options = parser.parse_args()
     commands = COMMANDS[:-1] if options.no_check else COMMANDS
