@@ -129,15 +129,21 @@ class NodeSide:
         return self.relay.cleaner.text(text) if self.relay is not None else text
 
     async def shut(self) -> None:
-        """Every unit ended, the relay stopped, the folder removed, the watcher's sweep waited for."""
-        for unit in list(self.units.values()):
-            await unit.abandon()
-        if self._server is not None:
-            self._server.close()
-        if self.relay is not None:
-            await self.relay.stop()
-            self.relay = None
-        shutil.rmtree(self.folder, ignore_errors=True)
-        if self.life is not None:
-            life, self.life = self.life, None
-            await asyncio.to_thread(life.end)
+        """Every unit ended, the relay stopped, the folder removed, the watcher's sweep waited for.
+
+        The folder goes and the sweep is waited for even when a unit's end or the relay's stop fails: the run's side
+        suppresses what shut raises and kills the actor, and the node's files must not outlive the run.
+        """
+        try:
+            for unit in list(self.units.values()):
+                await unit.abandon()
+            if self._server is not None:
+                self._server.close()
+            if self.relay is not None:
+                relay, self.relay = self.relay, None
+                await relay.stop()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            if self.life is not None:
+                life, self.life = self.life, None
+                await asyncio.to_thread(life.end)
