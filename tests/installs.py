@@ -215,7 +215,11 @@ def make_all(rows: list[Row]) -> list[str]:
 
     def one(row: Row) -> None:
         started = time.monotonic()
-        say(f"{row.name} ({row.what}) ...")
+        # a row already here is still made (its install checks its own digest, in a moment) but says nothing:
+        # a warm pass is one line, a cold one says each install's start, its heartbeat and its time
+        quiet = row.here() is True
+        if not quiet:
+            say(f"{row.name} ({row.what}) ...")
         progress = Progress(stream=open(os.devnull, "w"), bar=False)
         try:
             with beating(say, row.name):
@@ -225,7 +229,8 @@ def make_all(rows: list[Row]) -> list[str]:
                 failed.append(row.name)
             say(f"{row.name}: FAILED after {time.monotonic() - started:.0f} s: {str(exc).strip()[-2000:]}")
             return
-        say(f"{row.name}: done in {time.monotonic() - started:.0f} s")
+        if not quiet:
+            say(f"{row.name}: done in {time.monotonic() - started:.0f} s")
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(one, rows))
