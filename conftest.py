@@ -77,6 +77,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for unit in order for item in units[unit]]
 
 
+@pytest.hookimpl(optionalhook=True)  # `pytest -p no:xdist` runs the suite in one process, without this hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadfile`, a SHARED group being one file; the work queue in collection order (longest first)."""
     if config.getvalue("dist") != "loadfile":
