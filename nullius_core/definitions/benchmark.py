@@ -16,7 +16,6 @@ from nullius_core.definitions.common import (
     KEY_NAME,
     SHA256,
     Host,
-    HostInstall,
     Install,
     Issues,
     Option,

@@ -65,7 +65,7 @@ def test_the_humaneval_oracle_built_in_the_form_runs_and_finishes_on_the_runs_pa
     assert page.evaluate("window.__same_page")  # updated in place, never reloaded
     seen = [int(text.split(" of ")[0]) for text in page.evaluate("window.__seen")]
     assert seen == sorted(seen) and seen[-1] == 5  # units counted as they ended, never back
-    assert f"--job-name humaneval-1-test-oracle" in section.locator("pre.command").inner_text()
+    assert "--job-name humaneval-1-test-oracle" in section.locator("pre.command").inner_text()
     assert row.locator("a").get_attribute("href") == "/jobs/humaneval-1-test-oracle"
     result = json.loads((jobs_dir(world) / "humaneval-1-test-oracle" / "result.json").read_text())
     assert result["standard"]["state"] == "finished" and result["standard"]["passed"] == 5
