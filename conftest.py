@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -136,5 +137,10 @@ class _Timing:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background by a script (`./dev test &`, nohup) inherits SIGINT ignored, and so would
+    # every process a test starts: the tests of Ctrl-C (a run, fidelity, nanorsi) would send a signal nobody hears.
+    # A handler of Python's own is not inherited across exec: the tests' processes start with SIGINT's default.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) sees every report
         config.pluginmanager.register(_Timing(), "nullius-unit-timing")
