@@ -7,7 +7,9 @@ so the install step, uv's and npm's caches and the tests' shared installs
 start empty (docker's images stay in the daemon: the base image is found).
 Printed: set-up, the install step, pytest's own total, the whole, pytest's
 30 slowest tests (its --durations) and the 15 units that took the most CPU
-(the suite records each unit's, its processes' included: conftest.py).
+(the suite records each unit's, its processes' included: conftest.py), and
+the machine's CPU during the run by kind of process (process_cpu.py): how
+much is Nullius's own, how much the agents', upstreams', docker's.
 
     .venv/bin/python benchmarks/suite_time.py --busy 2            # warm caches
     .venv/bin/python benchmarks/suite_time.py --busy 2 --cold
@@ -25,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from process_cpu import Sampler, report
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = {
@@ -78,9 +82,12 @@ def main() -> None:
         Path(env["HOME"]).mkdir()
     home = Path(env.get("HOME", str(Path.home())))
     loops = busy(args.busy)
+    sampler = Sampler(skip={loop.pid for loop in loops})
+    sampler.start()
     try:
         code, wall, phases = run(clone, env, scratch / "dev-test.log", args.pytest_args)
     finally:
+        sampler.stop()
         for loop in loops:
             loop.kill()
     print(f"\n./dev test on a fresh clone, {args.busy} busy loops, {'cold' if args.cold else 'warm'} caches: exit {code}")
@@ -96,6 +103,8 @@ def main() -> None:
             print(f"  {cpu[unit]:7.0f}  {unit}")
     except (OSError, ValueError):
         pass
+    print("the machine's CPU during the run, by kind of process (the busy loops left out):")
+    print("\n".join(report(sampler)))
     shutil.rmtree(clone, ignore_errors=True)
     print(f"(the log: {scratch / 'dev-test.log'})")
 
