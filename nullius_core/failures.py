@@ -78,6 +78,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _kind("AgentAuthenticationError", Phase.PROVIDER, "the provider refused the key (401 or 403)", harbor="model_provider_failed", **_OUTSIDE),
     _kind("ApiConnectionError", Phase.PROVIDER, "the relay could not reach the provider (connection refused, no such host: 502)",
           harbor="model_provider_failed", **_OUTSIDE),
+    _kind("ApiInternalServerError", Phase.PROVIDER, "the provider failed the call (500, 501, 503, 504): its side, "
+          "not the agent's, as a 502 is", harbor="model_provider_failed", **_OUTSIDE),
+    _kind("ApiOverloadedError", Phase.PROVIDER, "the provider said it is overloaded (529)", harbor="model_provider_failed", **_OUTSIDE),
     _kind("ApiProviderResourceNotFoundError", Phase.PROVIDER, "the provider answered 404: a base URL (without /v1?) or a model it does not serve",
           harbor="model_provider_failed", **_OUTSIDE),
     _kind("ApiProviderRouteError", Phase.PROVIDER, "the provider had no endpoint its serving pin allows for the call (--served-by, "
@@ -113,7 +116,12 @@ CALL_FAILURES: dict[int, str] = {
     401: "AgentAuthenticationError",
     403: "AgentAuthenticationError",
     404: "ApiProviderResourceNotFoundError",
+    500: "ApiInternalServerError",
+    501: "ApiInternalServerError",
     502: "ApiConnectionError",
+    503: "ApiInternalServerError",
+    504: "ApiInternalServerError",
+    529: "ApiOverloadedError",
 }
 
 def call_failure(call: dict) -> str | None:

@@ -46,6 +46,22 @@ def test_a_dead_provider_is_said_at_its_first_call_and_stops_the_run_after_three
     assert f"nullius run --resume {job}" in result.stderr and "Traceback" not in result.output
 
 
+def test_a_provider_answering_500_is_left_out_of_the_mean_and_stops_the_run_after_three_units(env, fake_model, tmp_path):  # noqa: F811
+    fake_model.use({"rules": [{"reply": {"fault": {"status": 500, "body": {"error": {"message": "internal error"}}}}}]})
+    result = run_agent(env, fake_model, "ask", "--limit", "6", "-j", "1", "--job-name", "five")
+    assert result.code == 1, result.output
+    said = [line for line in result.stderr.splitlines() if "stage=provider state=failing" in line]
+    assert len(said) == 1 and "status=500" in said[0] and "kind=ApiInternalServerError" in said[0], said
+    job = tmp_path / "jobs" / "five"
+    found = trials(job)
+    assert len(found) == 3 and {t["exception_info"]["exception_type"] for t in found.values()} == {"ApiInternalServerError"}
+    assert {t["standard"]["outcome"] for t in found.values()} == {"error"}
+    summary = _result(job)["standard"]
+    assert summary["state"] == "stopped" and "3 units in a row failed with ApiInternalServerError" in summary["reason"]
+    assert summary["left_out"] == 3 and summary["in_mean"] == 0 and summary["errors_by_phase"] == {"provider": 3}
+    assert f"nullius run --resume {job}" in result.stderr and "Traceback" not in result.output
+
+
 def test_a_rate_limited_unit_is_left_out_of_the_mean(env, fake_model, tmp_path):  # noqa: F811
     fake_model.use({"rules": [
         {"when": {"contains": "Say charlie"}, "reply": {"fault": {"status": 429, "retry_after": 1}}},
