@@ -16,6 +16,7 @@ rule, a missing reward counting as 0, and the summary names its kind.
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 
 import attrs
 
@@ -169,6 +170,12 @@ def stands_on_resume(result: dict, retry_errors: bool) -> bool:
         return True
     kind = kind_of(exception.get("exception_type"))
     return kind is None or (kind.rerun is Rerun.RETRY_ERRORS and not retry_errors)
+
+
+def resume_command(job: Path | str, errors: dict[str, int] | None) -> str:
+    """What finishes a job: `--resume`, with `--retry-errors` when an error it holds runs again only with it."""
+    again = any((kind_of(name) or UNKNOWN).rerun is Rerun.RETRY_ERRORS for name in errors or {})
+    return f"nullius run --resume {job}" + (" --retry-errors" if again else "")
 
 
 def outside_the_agent(name: str | None) -> bool:

@@ -43,7 +43,8 @@ def test_a_dead_provider_is_said_at_its_first_call_and_stops_the_run_after_three
     assert summary["state"] == "stopped" and "3 units in a row failed with ApiConnectionError" in summary["reason"]
     assert summary["left_out"] == 3 and summary["in_mean"] == 0 and summary["errors_by_phase"] == {"provider": 3}
     assert re.search(r"units\s+0 passed, 0 failed, 3 left out, 3 not run \(of 6 planned\)", result.stderr)
-    assert f"nullius run --resume {job}" in result.stderr and "Traceback" not in result.output
+    assert f"nullius run --resume {job}" in result.stderr and "--retry-errors" not in result.stderr  # plain --resume runs them
+    assert "Traceback" not in result.output
 
 
 def test_a_provider_answering_500_is_left_out_of_the_mean_and_stops_the_run_after_three_units(env, fake_model, tmp_path):  # noqa: F811
@@ -89,6 +90,10 @@ def test_every_unit_erroring_for_a_reason_not_the_agents_ends_failed_not_finishe
     summary = _result(tmp_path / "b")["standard"]
     assert summary["state"] == "failed" and "EnvironmentSetupError x3 (setup)" in summary["reason"]
     assert "stage=done state=failed" in broken.stderr
+    # its setup errors run again only with --retry-errors, and the advice says so; a relative job path is the job
+    assert f"when it is fixed: nullius run --resume {tmp_path / 'b'} --retry-errors" in broken.stderr, broken.stderr
+    again = run_cli(["run", "--resume", "b", "--retry-errors"], local, cwd=tmp_path)
+    assert again.code == 1 and str(tmp_path / "b") in again.stderr and "Traceback" not in again.output, again.output
     # one unit of three failing its setup is that unit's record; the run finished
     some = run_cli(["run", "faulty", "oracle", "--bench-option", "mode=faulty", "--limit", "3", "--job-name", "s"], local)
     assert some.code == 0, some.output

@@ -18,6 +18,7 @@ from nullius_core.cli.base import Refused, refusals, session_for
 from nullius_core.cli.resumed import job_of as _job, pairs as _pairs, resumed_spec
 from nullius_core.cli.view_command import summarize
 from nullius_core.definitions import DefinitionError
+from nullius_core.failures import resume_command
 from nullius_core.relay import upstreams
 from nullius_core.run import data
 from nullius_core.run.engine import Engine
@@ -125,7 +126,8 @@ def run(benchmark: str | None, participant: str | None, **options: Any) -> None:
     session = session_for(ctx)
     if options["licences_stdin"]:
         _licences_from_stdin()
-    resume: Path | None = options["resume"]
+    # absolute: a backend hands the job's folders to what it starts elsewhere (docker's mounts), whatever the cwd there
+    resume: Path | None = options["resume"].resolve() if options["resume"] is not None else None
     variants = []
     if options["from_run"] is not None:
         from nullius_core.cli import from_run
@@ -204,7 +206,8 @@ def _run_job(session: Any, spec: RunSpec, resume: Path | None, retry_errors: boo
         sys.exit(CANCELLED_EXIT)
     if outcome.state in ("stopped", "failed"):
         then = "finish it with" if outcome.state == "stopped" else "when it is fixed"
-        click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; {then}: nullius run --resume {outcome.job_dir}", err=True)
+        again = resume_command(outcome.job_dir, outcome.summary.get("errors"))
+        click.echo(f"{outcome.state}: {outcome.summary.get('reason')}; {then}: {again}", err=True)
         if not go_on:
             sys.exit(RUN_FAILED)
     return outcome
