@@ -1,5 +1,10 @@
 """`nullius export`: each trial's essence in a flat folder DIR/<job>__<trial>/, merged on a re-export.
 
+A job exported may be someone else's: it is read through nullius_core.handed,
+so a trial folder or a file that is a link out of the folder given is
+refused, the job's and trial's names from its records are plain names or
+refused (never `../`), and no file is read past the records' bound.
+
 Immutable files (the trajectory, the patch, the verifier's output, the
 reward) are written once and left alone; evaluations missing from the
 export are copied; the summary and metrics.json are refreshed. A trial is
@@ -9,13 +14,14 @@ reported exported only when something new was written.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from nullius_core.handed import Refused, copy_file, plain_name, read_bytes, within
 from nullius_report import patch
+from nullius_report.records import ReportError
 from nullius_report.records import Trial, load_trial, read_json, trial_folders
 
 IMMUTABLE = {  # exported name -> the trial's own file
@@ -54,38 +60,52 @@ def metrics(trial: Trial, base: str | None) -> dict[str, Any]:
 
 
 def _write_if_new(target: Path, data: bytes, *, refresh: bool) -> bool:
-    if target.exists() and (not refresh or target.read_bytes() == data):
+    if target.exists() and not target.is_symlink() and (not refresh or target.read_bytes() == data):
         return False
+    if target.is_symlink():  # never written through
+        target.unlink()
     target.write_bytes(data)
     return True
 
 
-def export_trial(folder: Path, to: Path) -> Exported:
+def export_trial(folder: Path, to: Path, root: Path) -> Exported:
+    """The trial's flat folder under `to`; `root` is the folder the user gave, which nothing read may lead out of."""
+    try:
+        return _export_trial(within(root, folder), to)
+    except Refused as exc:
+        raise ReportError(str(exc)) from None
+
+
+def _export_trial(folder: Path, to: Path) -> Exported:
     trial = load_trial(folder)
-    name = f"{trial.job}__{trial.trial}"
+    record = folder / "result.json"
+    name = plain_name(f"{plain_name(trial.job, record, '$.standard.job')}__{plain_name(trial.trial, record, '$.trial_name')}",
+                      record, "$.standard.job and $.trial_name")
     out = to / name
     out.mkdir(parents=True, exist_ok=True)
     copied: list[str] = []
     for exported, own in IMMUTABLE.items():
         source = folder / own
         if source.is_file() and not (out / exported).exists():
-            shutil.copyfile(source, out / exported)
+            copy_file(folder, source, out / exported)
             copied.append(exported)
     base = None
     workspace = patch.workspace_of(folder)
+    if workspace is not None:
+        within(folder, workspace)  # a workspace that is a link out of the trial is not its workspace
     made = folder / "agent" / "changes.patch"  # a task in its own image: the patch made in its box (its base is in the image)
     if workspace is not None:
         text, base = patch.capture(workspace)
         if _write_if_new(out / "changes.patch", text.encode(), refresh=False):
             copied.append("changes.patch")
-    elif made.is_file() and _write_if_new(out / "changes.patch", made.read_bytes(), refresh=False):
+    elif made.is_file() and _write_if_new(out / "changes.patch", read_bytes(folder, made), refresh=False):
         copied.append("changes.patch")
     for source in sorted(folder.glob("assessment_eval_*.json")):
         if not (out / source.name).exists():
-            shutil.copyfile(source, out / source.name)
+            copy_file(folder, source, out / source.name)
             copied.append(source.name)
     summary = folder / "assessment_summary.json"
-    if summary.is_file() and _write_if_new(out / summary.name, summary.read_bytes(), refresh=True):
+    if summary.is_file() and _write_if_new(out / summary.name, read_bytes(folder, summary), refresh=True):
         copied.append(summary.name)
     data = (json.dumps(metrics(trial, base), indent=2, sort_keys=True, default=str) + "\n").encode()
     if _write_if_new(out / "metrics.json", data, refresh=True):
@@ -95,4 +115,4 @@ def export_trial(folder: Path, to: Path) -> Exported:
 
 def export(paths: list[Path], to: Path) -> list[Exported]:
     to.mkdir(parents=True, exist_ok=True)
-    return [export_trial(folder, to) for folder in trial_folders(paths)]
+    return [export_trial(folder, to, Path(path)) for path in paths for folder in trial_folders([path])]

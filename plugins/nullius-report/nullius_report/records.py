@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core import handed
 from nullius_core.logs import get_logger
 
 log = get_logger("nullius.report")
@@ -25,22 +26,28 @@ class ReportError(Exception):
 
 
 def read_json(path: Path) -> Any:
+    """A record of a job that may be someone else's: not through a link out of its folder, not past the records' bound."""
     try:
-        return json.loads(path.read_text())
+        return handed.read_json(path.parent, Path(path.name))
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: not JSON ({exc})") from None
+    except handed.Refused as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _is_trial(folder: Path) -> bool:
-    result = folder / "result.json"
-    if not result.is_file():
-        return False
+    """Whether the folder holds a trial's result.json: one that leads out of it, or is past the bound, is refused."""
     try:
-        return isinstance(json.loads(result.read_text()), dict) and "trial_name" in json.loads(result.read_text())
+        data = handed.read_bytes(folder, Path("result.json"))
+    except FileNotFoundError:
+        return False
+    except handed.Refused as exc:
+        raise ReportError(str(exc)) from None
+    try:
+        record = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
+    return isinstance(record, dict) and "trial_name" in record
 
 
 def trial_folders(paths: Iterable[Path]) -> list[Path]:

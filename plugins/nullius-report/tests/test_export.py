@@ -128,3 +128,55 @@ def test_a_task_in_its_own_image_exports_the_patch_made_in_its_box(jobs, tmp_pat
     assert done.code == 0, done.output
     assert (tmp_path / "e" / "a__u0002" / "changes.patch").read_text() == made
     assert json.loads((tmp_path / "e" / "a__u0002" / "metrics.json").read_text())["patch_base"] is None
+
+
+def _handed(jobs, tmp_path):
+    """A copy of job a, someone else's now: the tests tamper with it."""
+    job = tmp_path / "handed" / "a"
+    shutil.copytree(jobs["a"], job, symlinks=True)
+    return job
+
+
+def _refused(done, *said):
+    assert done.code == 2 and "Traceback" not in done.output, done.output
+    assert all(s in done.stderr for s in said) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_handed_job_whose_records_are_links_out_of_it_exports_nothing_of_what_they_point_at(jobs, tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:this-machine's-own-secret:19000:0:99999:7:::\n")
+    job = _handed(jobs, tmp_path)
+    for record in ("verifier/score.json", "agent/trajectory.json"):
+        (job / "u0001" / record).unlink()
+        (job / "u0001" / record).symlink_to(secret)
+    to = tmp_path / "e"
+    _refused(export(jobs, str(job), "--to", str(to)), str(job / "u0001"), "leads out of")
+    assert not to.exists() or files_holding(to, b"this-machine's-own-secret") == []
+    # a trial folder that is itself a link to a folder elsewhere
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(jobs["a"] / "u0002", elsewhere, symlinks=True)
+    shutil.rmtree(job / "u0001")
+    (job / "u0001").symlink_to(elsewhere)
+    _refused(export(jobs, str(job), "--to", str(tmp_path / "e2")), "u0001", "leads out of")
+
+
+def test_a_trial_name_is_a_name_never_a_path(jobs, tmp_path):
+    job = _handed(jobs, tmp_path)
+    result = job / "u0000" / "result.json"
+    record = json.loads(result.read_text())
+    record["trial_name"] = "../../../../escaped"
+    result.write_text(json.dumps(record))
+    to = tmp_path / "deep" / "er" / "e"
+    _refused(export(jobs, str(job / "u0000"), "--to", str(to)), str(result), "$.trial_name", "expected a plain name")
+    assert not any(p.name.startswith("escaped") or p.name.endswith("escaped") for p in tmp_path.rglob("*escaped*"))
+
+
+def test_a_sparse_record_of_gigabytes_is_refused_unread(jobs, tmp_path):
+    job = _handed(jobs, tmp_path)
+    trajectory = job / "u0000" / "agent" / "trajectory.json"
+    trajectory.unlink()
+    with trajectory.open("wb") as file:
+        file.truncate(3 * 1024**3)  # 3 GB apparent, nothing on disk
+    to = tmp_path / "e"
+    _refused(export(jobs, str(job / "u0000"), "--to", str(to)), str(trajectory), "expected at most")
+    assert sum(p.stat().st_size for p in to.rglob("*") if p.is_file()) < 10 * 1024**2
