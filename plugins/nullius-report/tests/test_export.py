@@ -180,3 +180,24 @@ def test_a_sparse_record_of_gigabytes_is_refused_unread(jobs, tmp_path):
     to = tmp_path / "e"
     _refused(export(jobs, str(job / "u0000"), "--to", str(to)), str(trajectory), "expected at most")
     assert sum(p.stat().st_size for p in to.rglob("*") if p.is_file()) < 10 * 1024**2
+
+
+def test_a_handed_workspace_runs_none_of_the_commands_its_git_config_names(jobs, tmp_path):
+    """core.fsmonitor and a filter's clean command are git's ways to run a program: the patch is made without its config."""
+    job = _handed(jobs, tmp_path)
+    workspace = job / "u0000" / ".work" / "workspace"
+    ran = tmp_path / "ran"
+    with (workspace / ".git" / "config").open("a") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {ran}-fsmonitor; false"\n[filter "evil"]\n\tclean = "touch {ran}-filter; cat"\n'
+                     f'[diff "evil"]\n\ttextconv = "touch {ran}-textconv; cat"\n')
+    (workspace / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (workspace / "added.txt").write_text("made by the agent\n")
+    done = export(jobs, str(job / "u0000"), "--to", str(tmp_path / "e"))
+    assert done.code == 0, done.output
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
+    patch = (tmp_path / "e" / "a__u0000" / "changes.patch").read_text()
+    assert "+made by the agent" in patch and "+* filter=evil diff=evil" in patch
+    # a .git that is a link elsewhere is not the workspace's
+    shutil.rmtree(workspace / ".git")
+    (workspace / ".git").symlink_to(jobs["a"] / "u0001" / ".work" / "workspace" / ".git")
+    _refused(export(jobs, str(job / "u0000"), "--to", str(tmp_path / "e2")), "expected its .git to be a folder inside it")
