@@ -148,7 +148,7 @@ class DockerBox(CheckSteps):
         if self.own.compose is None:
             return
         self.sidecars = Sidecars(self.name.lower(), (self.own.source / self.own.compose).resolve(), self.backend.label_map(self.unit),
-                                 self.backend.image, self.home.parent / "compose.log")
+                                 self.backend.image, self.home.parent / "compose.log", self.own.source)
         with self.calls.timed("start", "docker compose up (the task's other services)") as result:
             for service in await self.sidecars.up():
                 for port in service.ports:

