@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nullius_core import handed
+
 # a namespace key: any value but these joins the host's, or another container's
 NAMESPACES = {"network_mode": {"", "none", "bridge", "default"}, "pid": {""}, "ipc": {"", "private", "shareable", "none"},
               "uts": {""}, "userns_mode": {""}, "cgroup": {"", "private"}}
@@ -71,7 +73,7 @@ def _service(spec: dict[str, Any], folder: Path) -> list[str]:
 
 
 def _inside(path: str, folder: Path) -> bool:
-    if not path:
+    try:
+        return bool(path) and bool(handed.within(folder, Path(path)))
+    except handed.Refused:
         return False
-    target = (folder / path).resolve()
-    return target == folder.resolve() or target.is_relative_to(folder.resolve())
