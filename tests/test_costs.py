@@ -214,7 +214,11 @@ def test_max_cost_stops_the_run_cancels_units_in_flight_and_the_job_resumes(env,
     assert outcome["standard"]["reason"].startswith("--max-cost 0.5")
     assert outcome["standard"]["cost"]["max_cost_usd"] == 0.5 and outcome["stats"]["n_pending_trials"] >= 1
     fake_model.use({"default": {"text": "bravo", "usage": {"input_tokens": 10, "output_tokens": 1}}})
-    resumed = run_cli(["run", "--resume", str(job)], env)
+    resumed = run_cli(["run", "--resume", str(job)], env)  # the job's record consents to nothing, and sends no key
+    assert resumed.code == 2 and f"give --base-url {fake_model.openai_base_url} to send this machine's key" in resumed.stderr
+    resumed = run_cli(["run", "--resume", str(job), "--base-url", fake_model.openai_base_url], env)
+    assert resumed.code == 2 and "give --unsandboxed to consent" in resumed.stderr, resumed.output
+    resumed = run_cli(["run", "--resume", str(job), "--base-url", fake_model.openai_base_url, "--unsandboxed"], env)
     assert resumed.code == 0, resumed.output
     assert set(trials(job)) == {"u0000", "u0001", "u0002"}
     assert all(t.get("exception_info") is None for t in trials(job).values())

@@ -133,7 +133,10 @@ def test_live_after_divergence_hands_the_diverged_call_to_the_runs_model(world, 
         fake.clear()
         fake.use({"default": {"text": "#### 3"}})  # the live model answers otherwise (u0001's answer): the rewards show who answered
         out = tmp_path / "live"
-        result = run_cli(["replay", str(source), "-o", str(out), "--live-after-divergence"], {**env, "NULLIUS_CATALOGUE": str(catalogue)})
+        live = {**env, "NULLIUS_CATALOGUE": str(catalogue)}
+        unnamed = run_cli(["replay", str(source), "-o", str(out), "--live-after-divergence"], live)
+        assert unnamed.code == 2 and f"give --base-url {fake.openai_base_url} to send this machine's key there" in unnamed.stderr
+        result = run_cli(["replay", str(source), "-o", str(out), "--live-after-divergence", "--base-url", fake.openai_base_url], live)
         assert result.code == 0, result.output
         assert len(fake.requests) == 2  # each unit's first call, diverged, went to the model; nothing else did
         assert all("Think step by step" in r.body["messages"][1]["content"] for r in fake.requests)
@@ -146,6 +149,25 @@ def test_live_after_divergence_hands_the_diverged_call_to_the_runs_model(world, 
         assert [c.get("live") for c in calls(out / name)] == [True]
     config = json.loads((out / "config.json").read_text())["standard"]
     assert config["replay_of"]["live"] is True
+
+
+def test_a_handed_job_chooses_neither_the_backend_nor_the_consent(world, tmp_path):
+    """A job's record is evidence, not an instruction: one that says local and unsandboxed replays in a sandbox."""
+    _, keyless, source, root = world
+    handed = tmp_path / "handed"
+    shutil.copytree(source, handed, symlinks=True)
+    config = json.loads((source / "config.json").read_text())
+    assert config["standard"]["backend"]["name"] == "local" and config["standard"]["unsandboxed"] is True
+    sandboxed = run_cli(["replay", str(handed), "-o", str(tmp_path / "sandboxed")], keyless)
+    assert sandboxed.code == 0, sandboxed.output
+    assert "the job ran on local, which is not a sandbox: replaying on bwrap" in sandboxed.stderr
+    replayed = json.loads((tmp_path / "sandboxed" / "config.json").read_text())["standard"]
+    assert replayed["backend"]["name"] == "bwrap" and replayed["unsandboxed"] is False
+    assert rewards(tmp_path / "sandboxed") == rewards(source)
+    refused = run_cli(["replay", str(handed), "-o", str(tmp_path / "never"), "--backend", "local"], keyless)
+    assert refused.code == 2 and "give --unsandboxed to consent" in refused.stderr and not (tmp_path / "never").exists()
+    mine = run_cli(["replay", str(handed), "-o", str(tmp_path / "mine"), "--unsandboxed"], keyless)
+    assert mine.code == 0 and json.loads((tmp_path / "mine" / "config.json").read_text())["standard"]["backend"]["name"] == "local"
 
 
 def test_replay_refuses_what_is_not_a_replayable_job(world, tmp_path):

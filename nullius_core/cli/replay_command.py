@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import attrs
 import click
 
 from nullius_core.cli.base import Refused, refusals, session_for
-from nullius_core.cli.resumed import job_of, job_spec
+from nullius_core.cli.resumed import base_url_given, job_of, job_spec
 from nullius_core.run.spec import ReplaySource
+
+
+SANDBOX = "bwrap"  # bundled, and the lightest sandbox: a replay's default when the job ran on one that is not
 
 
 def _out(source: Path, out: Path | None, what: str) -> Path:
@@ -29,8 +33,13 @@ def _out(source: Path, out: Path | None, what: str) -> Path:
 @click.option("--live-after-divergence", "live", is_flag=True,
               help="Hand a diverged call, and the rest of its unit, to the run's real model (its key needed as for a run).")
 @click.option("-j", "--concurrency", type=click.IntRange(min=1), help="Units at once (default: the job's).")
+@click.option("--backend", help="Where the units run (default: the job's backend when it is a sandbox, else bwrap).")
+@click.option("--unsandboxed", is_flag=True, help="Consent to run the agent on a backend that is not a sandbox (the job's "
+              "record never consents for you).")
+@click.option("--base-url", help="With --live-after-divergence: the job's base URL, given again to send this machine's key there.")
 @refusals
-def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | None) -> None:
+def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | None, backend: str | None, unsandboxed: bool,
+               base_url: str | None) -> None:
     """Run every unit of JOB again with its agent, benchmark, model and options, the relay answering from JOB's record."""
     from nullius_core.cli.run_commands import _run_job
     from nullius_core.relay.replay import unreplayable
@@ -42,10 +51,27 @@ def replay_cmd(job_dir: Path, out: Path | None, live: bool, concurrency: int | N
     why = unreplayable(job_dir, list(std.planned_trials))
     if why is not None:
         raise Refused(f"replay refused: {why}")
+    if live:  # a diverged call goes to the model: where this machine's key goes is the command line's to say
+        base_url_given(std, base_url, "replay --live-after-divergence")
     out = _out(job_dir.resolve(), out, "replay")
-    spec = attrs.evolve(job_spec(std, job_dir), jobs_dir=out.parent.resolve(), job_name=out.name, launch=None,
-                        concurrency=concurrency or std.concurrency, replay=ReplaySource(job_dir.resolve(), live))
+    spec = attrs.evolve(job_spec(std, job_dir, unsandboxed=unsandboxed), jobs_dir=out.parent.resolve(), job_name=out.name,
+                        launch=None, concurrency=concurrency or std.concurrency, replay=ReplaySource(job_dir.resolve(), live),
+                        backend=_backend(session, std.backend_name, backend, unsandboxed))
     _run_job(session, spec, None, False)
+
+
+def _backend(session: Any, recorded: str, given: str | None, unsandboxed: bool) -> str:
+    """--backend; else the job's when it isolates (or --unsandboxed consents to it); else bwrap, said on stderr."""
+    if given is not None:
+        return given
+    kinds = {b.name: b for b in session.backends}
+    if recorded in kinds and (kinds[recorded].isolates or unsandboxed):
+        return recorded
+    if SANDBOX in kinds:
+        click.echo(f"replay: the job ran on {recorded}, which is not a sandbox: replaying on {SANDBOX} "
+                   f"(--unsandboxed replays it on {recorded}, as you)", err=True)
+        return SANDBOX
+    return recorded  # the run's own check refuses it, naming --unsandboxed and the backends that isolate
 
 
 @click.command("rescore")

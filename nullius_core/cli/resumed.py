@@ -1,4 +1,11 @@
-"""`nullius run --resume JOB`: the run a job asked, read back from its config.json; given options must agree with it."""
+"""`nullius run --resume JOB`: the run a job asked, read back from its config.json; given options must agree with it.
+
+A job's record is evidence, not an instruction: it may be someone else's. So
+the consent to run an agent without a sandbox (`--unsandboxed`) comes from the
+command line alone, and a model served at a base URL the job names gets this
+machine's key only when the command line names that URL again (`--base-url`).
+The rest of the run (its benchmark, agent, model, backend) is the job's.
+"""
 
 from __future__ import annotations
 
@@ -78,13 +85,28 @@ def resumed_spec(ctx: click.Context, job_dir: Path, benchmark: str | None, parti
         given_options = pairs(ctx.params["bench_options"], "--bench-option")
         if any((std.options or {}).get(k) != v for k, v in given_options.items()):
             differs.append(f"--bench-option {given_options} (the job's: {std.options})")
+    if ctx.get_parameter_source("provider") == click.core.ParameterSource.COMMANDLINE and std.agent is not None \
+            and ctx.params["provider"] != std.agent.provider:
+        differs.append(f"--provider {ctx.params['provider']} (the job's: {std.agent.provider})")
     if differs:
         raise Refused("resuming with other settings than the job's is refused: " + "; ".join(differs))
-    return job_spec(std, job_dir, ctx.params["max_cost"])
+    base_url_given(std, ctx.params["base_url"], f"--resume {job_dir}")
+    return job_spec(std, job_dir, ctx.params["max_cost"], unsandboxed=ctx.params["unsandboxed"])
 
 
-def job_spec(std: JobStandard, job_dir: Path, max_cost: float | None = None) -> RunSpec:
-    """The run a job asked, as its config.json records it: `--resume` runs it again in place, `nullius replay` beside it."""
+def base_url_given(std: JobStandard, given: str | None, what: str) -> None:
+    """Refused unless the job's base URL, if it names one, is given again: a record never chooses where a key goes."""
+    recorded = std.agent.base_url if std.agent is not None else None
+    if recorded is not None and given != recorded:
+        said = f"--base-url {given} differs" if given else "it is not given again"
+        raise Refused(f"{what}: the job's model was served at {recorded} and {said}: give --base-url {recorded} to send "
+                      f"this machine's key there (a job's record does not choose where a key goes)")
+
+
+def job_spec(std: JobStandard, job_dir: Path, max_cost: float | None = None, *, unsandboxed: bool) -> RunSpec:
+    """The run a job asked, as its config.json records it: `--resume` runs it again in place, `nullius replay` beside it.
+
+    `unsandboxed` is the command line's consent, never the job's."""
     job = JobDir(job_dir)
     shard = Shard(std.shard.index, std.shard.of) if std.shard is not None else None
     return RunSpec(
@@ -100,7 +122,7 @@ def job_spec(std: JobStandard, job_dir: Path, max_cost: float | None = None) -> 
         job_name=job.name,
         backend=std.backend_name,
         model=std.model,
-        unsandboxed=std.unsandboxed,
+        unsandboxed=unsandboxed,
         launch=std.launch,
         purpose=std.purpose,
         agent_options=dict(std.agent.options) if std.agent is not None else {},

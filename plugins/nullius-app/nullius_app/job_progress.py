@@ -43,6 +43,10 @@ class JobProgress:
     cost_known: bool  # False: a call without a price (or none yet): the cost so far cannot be told
     reason: str | None
     on_host: bool = False  # run on a host (`nullius host run`): picked up again by `nullius host mirror`, not resumed here
+    # what resuming it asks of the person, since a job's record consents to nothing: its agent run without a sandbox
+    # (--unsandboxed), this machine's key sent to the base URL it names (--base-url); the page asks before sending either
+    asks_unsandboxed: bool = False
+    asks_base_url: str | None = None
 
     @property
     def resumable(self) -> bool:
@@ -139,10 +143,15 @@ def read(jobs_dir: Path, name: str, being_run: bool) -> JobProgress:
     if being_run and state in RESUMABLE:
         state = "running"  # a resume of it is under way
     cost, known = _cost(job, result, list(ended))
+    asked = ((_json(job / "config.json") or {}).get("standard") or {}) if job.is_dir() else {}
+    agent = asked.get("agent") if isinstance(asked.get("agent"), dict) else {}
+    base_url = agent.get("base_url")
     return JobProgress(name=name, state=state, planned=planned if isinstance(planned, int) else None,
                        done=sum(1 for o in ended.values() if o != "cancelled"), running=running if being_run else 0,
                        mean=standard.get("mean"), cost_usd=cost, cost_known=known,
-                       reason=standard.get("reason") or (done_line or {}).get("reason"), on_host=(job / HOST_FILE).is_file(), **count)
+                       reason=standard.get("reason") or (done_line or {}).get("reason"), on_host=(job / HOST_FILE).is_file(),
+                       asks_unsandboxed=asked.get("unsandboxed") is True,
+                       asks_base_url=base_url if isinstance(base_url, str) and base_url else None, **count)
 
 
 WIDTH = 200

@@ -112,7 +112,8 @@ async def cancel(request: web.Request) -> web.Response:
 
 async def resume(request: web.Request) -> web.Response:
     state = request.app["state"]
-    name = str((await request.json()).get("job") or "")
+    body = await request.json()
+    name = str(body.get("job") or "")
     folder = inside(state.jobs_dir, name)
     if name in _being_run(state):
         return web.json_response({"said": f"{name} is being run now"}, status=409)
@@ -125,7 +126,12 @@ async def resume(request: web.Request) -> web.Response:
     if progress.on_host:  # it may run on there still: mirror it until it ends (nullius host mirror)
         entry = await state.runs.start(f"follow {name} on its host", ["host", "mirror", str(folder)], jobs=[name])
         return web.json_response({"said": f"following {name} on its host again", "id": entry.id})
-    entry = await state.runs.start(f"resume {name}", ["run", "--resume", str(folder)], jobs=[name])
+    # the person's consent, confirmed on the page, never the job's record: the CLI refuses what it lacks, naming it
+    consent = body.get("consent") if isinstance(body.get("consent"), dict) else {}
+    args = ["run", "--resume", str(folder)] + (["--unsandboxed"] if consent.get("unsandboxed") is True else [])
+    if isinstance(consent.get("base_url"), str) and consent["base_url"]:
+        args += ["--base-url", consent["base_url"]]
+    entry = await state.runs.start(f"resume {name}", args, jobs=[name])
     return web.json_response({"said": f"resuming {name}", "id": entry.id})
 
 

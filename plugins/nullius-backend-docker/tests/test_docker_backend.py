@@ -168,7 +168,8 @@ def test_a_killed_job_resumes_its_containers_swept_first(world):
         proc.wait(60)
     assert agents[0]["Id"][:12] in labelled(env, "killed-docker")["containers"]  # still there, working in the unit's folder
     fake.use({"default": {"text": "def f(): pass"}})
-    resumed = run_cli(["run", "--resume", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker")], env)
+    # a sandboxed job needs no consent; the key goes to the model's URL only when the command line names it again
+    resumed = run_cli(["run", "--resume", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker"), "--base-url", fake.openai_base_url], env)
     assert resumed.code == 0, resumed.output
     result = json.loads((Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker" / "result.json").read_text())
     assert result["standard"]["state"] == "finished" and result["stats"]["n_completed_trials"] == 1 and result["standard"]["errored"] == 0

@@ -230,7 +230,7 @@ def test_a_killed_node_loses_only_its_units_in_flight_and_resume_runs_them_again
     wait_for("the killed node's agents ended by its watcher", lambda: no_agent_left(cluster) == [], 60)
     # --resume runs the lost units again, on the nodes left; the job's rewards are whole
     fake.use(SCRIPT)
-    resumed = run_cli(["run", "--resume", str(job)], env, timeout=RUN_SECONDS)
+    resumed = run_cli(["run", "--resume", str(job), "--base-url", fake.openai_base_url, "--unsandboxed"], env, timeout=RUN_SECONDS)
     assert resumed.code == 0, resumed.output
     again = trials(job)
     assert len(again) == 9 and all(scored(r) for r in again.values())

@@ -32,7 +32,12 @@
       }
     }
     const resume = row.querySelector("[data-resume]");
-    if (resume) { resume.hidden = !job.resumable; resume.textContent = job.on_host ? "Follow again" : "Resume"; }
+    if (resume) {
+      resume.hidden = !job.resumable;
+      resume.textContent = job.on_host ? "Follow again" : "Resume";
+      resume.dataset.asksUnsandboxed = job.asks_unsandboxed ? "yes" : "";
+      resume.dataset.asksBaseUrl = job.asks_base_url || "";
+    }
     const reason = row.parentElement.querySelector(`tr[data-reason="${CSS.escape(job.name)}"]`);
     if (reason) { reason.hidden = !job.reason; put(reason, "reason", job.reason || ""); }
   }
@@ -83,8 +88,14 @@
         acted.textContent = body.said;
         acted.className = "acted ok";
       } else {
+        // a job's record consents to nothing: what it asks is asked of the person, and only what they accept is sent
+        const asks = [];
+        if (resume.dataset.asksUnsandboxed) { asks.push("run its agent without a sandbox, as you, on this machine"); }
+        if (resume.dataset.asksBaseUrl) { asks.push(`send your provider's key to ${resume.dataset.asksBaseUrl}`); }
+        if (asks.length && !window.confirm(`Resuming ${resume.dataset.resume} will ${asks.join(" and ")}. Resume it?`)) { return; }
+        const consent = {unsandboxed: Boolean(resume.dataset.asksUnsandboxed), base_url: resume.dataset.asksBaseUrl || null};
         resume.disabled = true;
-        await window.nullius.post("/runs/resume", {job: resume.dataset.resume});
+        await window.nullius.post("/runs/resume", {job: resume.dataset.resume, consent});
         window.location.reload(); // its own command, drawn at the top
       }
     } catch (error) {
