@@ -229,3 +229,13 @@ def test_rescore_refuses_a_trial_that_kept_nothing_to_score_and_rescores_the_res
     assert refused.code == 2 and "gsm8k has no option 'nope'" in refused.stderr and not (tmp_path / "never").exists()
     refused = run_cli(["rescore", str(source), "-o", str(tmp_path / "never"), "--judge-model", "judge-x"], keyless)
     assert refused.code == 2 and "asked no judge" in refused.stderr and not (tmp_path / "never").exists()
+    # someone else's job whose record is a link out of it is not copied, nor read through
+    secret = tmp_path / "secret"
+    secret.write_text("this machine's own secret\n")
+    linked = tmp_path / "linked"
+    shutil.copytree(source, linked, symlinks=True)
+    (linked / "u0000" / "agent" / "trajectory.json").unlink()
+    (linked / "u0000" / "agent" / "trajectory.json").symlink_to(secret)
+    refused = run_cli(["rescore", str(linked), "-o", str(tmp_path / "never")], keyless)
+    assert refused.code == 2 and "leads out of" in refused.stderr and "trajectory.json" in refused.stderr, refused.output
+    assert not (tmp_path / "never").exists() and "Traceback" not in refused.output

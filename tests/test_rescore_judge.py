@@ -53,7 +53,10 @@ def test_rescore_asks_another_judge_on_its_own_routes_and_names_it(env, fake_mod
     assert rewards(job) == {"u0000": 1.0, "u0001": 1.0}
     fake_model.clear()
     out = tmp_path / "strict"
-    result = run_cli(["rescore", str(job), "-o", str(out), "--judge-model", "judge-strict"], env)
+    unnamed = run_cli(["rescore", str(job), "-o", str(out), "--judge-model", "judge-strict"], env)
+    assert unnamed.code == 2 and f"give --base-url {fake_model.openai_base_url} to send this machine's key" in unnamed.stderr
+    assert fake_model.requests == [] and not out.exists()
+    result = run_cli(["rescore", str(job), "-o", str(out), "--judge-model", "judge-strict", "--base-url", fake_model.openai_base_url], env)
     assert result.code == 0, result.output
     assert rewards(out) == {"u0000": 0.0, "u0001": 0.0} and rewards(job) == {"u0000": 1.0, "u0001": 1.0}
     asked = [r.body["model"] for r in fake_model.requests]

@@ -80,8 +80,10 @@ def _backend(session: Any, recorded: str, given: str | None, unsandboxed: bool) 
 @click.option("--bench-option", "bench_options", multiple=True, metavar="NAME=VALUE", help="A benchmark option changed for the score.")
 @click.option("--judge-model", help="Score with this judge model (a benchmark whose score asks a judge); default: the job's.")
 @click.option("--json", "as_json", is_flag=True, help="Print each trial's new score as a JSON line.")
+@click.option("--base-url", help="A judged benchmark: the job's base URL, given again to send this machine's key there.")
 @refusals
-def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], judge_model: str | None, as_json: bool) -> None:
+def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...], judge_model: str | None, as_json: bool,
+                base_url: str | None) -> None:
     """Score every trial of JOB again from what it recorded (its answer, transcript and workspace), into a new job; nothing runs again."""
     from nullius_core.cli.resumed import pairs
     from nullius_core.cli.score_command import echo_scored
@@ -93,7 +95,8 @@ def rescore_cmd(job_dir: Path, out: Path | None, bench_options: tuple[str, ...],
     std = job_of(job_dir, "rescore")
     out = _out(job_dir.resolve(), out, "rescore")
     try:
-        scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"), judge_model)
+        scored = rescore(session, job_dir.resolve(), std, out, pairs(bench_options, "--bench-option"), judge_model,
+                         base_url=base_url)
     except RunRefused as exc:
         raise Refused(f"rescore refused: {exc}") from None
     echo_scored(scored, as_json, unscored="not rescored", err=True)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import uuid
 from pathlib import Path
 from typing import Any
 
-from nullius_core import aio
+from nullius_core import aio, handed
 from nullius_core.definitions.converter import unstructure
 from nullius_core.failures import Phase, kind_of
 from nullius_core.jobs.layout import JobDir, TrialDir
@@ -34,7 +35,7 @@ from nullius_core.jobs.standard import JobStandard, read_job_standard
 from nullius_core.run.held import HELD_KIND, Scored, rewrite_job, score_kept
 from nullius_core.run.hold import HELD, SCORE_INPUT
 from nullius_core.run.lone_driver import prepared_driver
-from nullius_core.run.prepare import Prepared
+from nullius_core.run.prepare import Prepared, RunRefused
 from nullius_core.run.progress import Progress
 from nullius_core.run.rescore_judge import RescoreJudge, judge_for, judging
 from nullius_core.run.spec import RunSpec
@@ -46,14 +47,21 @@ class NotKept(Exception):
 
 
 def rescore(session: Session, source: Path, std: JobStandard, out: Path, options: dict[str, str], judge_model: str | None = None,
-            progress: Progress | None = None) -> list[Scored]:
-    """Score every trial of the job in `source` again into a new job in `out`; RunRefused when its benchmark cannot be prepared."""
+            progress: Progress | None = None, base_url: str | None = None) -> list[Scored]:
+    """Score every trial of the job in `source` again into a new job in `out`; RunRefused when its benchmark cannot be prepared.
+
+    `base_url`: the command line's. A judge asked again sends this machine's key, so the job's base URL (its record
+    may be someone else's) is used only when the command line names it again."""
     judge = judge_for(session, std, judge_model)
+    recorded = std.agent.base_url if std.agent is not None else None
+    if judge is not None and recorded is not None and base_url != recorded:
+        raise RunRefused(f"the job's judge was asked at {recorded}: give --base-url {recorded} to send this machine's key there "
+                         "(a job's record does not choose where a key goes)")
     asked = {**{k: str(v) for k, v in (std.options or {}).items()}, **options}
     spec = RunSpec(benchmark=std.benchmark_ref, participant="nop", jobs_dir=out.parent, dataset=std.dataset_folder or std.dataset,
                    bench_options=asked, purpose="rescore",
                    # a judged benchmark's driver is prepared with the judge's provider, as a control's run of it is
-                   provider=judge.upstream.provider.name if judge else None, base_url=std.agent.base_url if judge and std.agent else None,
+                   provider=judge.upstream.provider.name if judge else None, base_url=recorded if judge else None,
                    judge_model=judge.voice.model if judge else None)
     with prepared_driver(session, spec, "rescore", progress) as prepared:
         new = _copy(source, out, std, asked, judge)
@@ -63,8 +71,22 @@ def rescore(session: Session, source: Path, std: JobStandard, out: Path, options
     return scored
 
 
+def _refuse_links_out(source: Path) -> None:
+    """A job whose folder holds a link leading out of it (someone else's job, say) is not copied: the copy would read through it."""
+    for folder, dirs, files in os.walk(source):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink():
+                try:
+                    handed.within(source, path)
+                except handed.Refused as exc:
+                    raise RunRefused(str(exc)) from None
+
+
 def _copy(source: Path, out: Path, std: JobStandard, options: dict[str, str], judge: RescoreJudge | None) -> JobStandard:
     """The job copied whole into `out`, its config.json the new job's: a new id, the options asked, its source named."""
+    # a link is copied as the link (never followed); one leading out of the job is refused first (_links_out)
+    _refuse_links_out(source)
     shutil.copytree(source, out, symlinks=True, dirs_exist_ok=True)
     job = JobDir(out)
     config = job.read_config()
