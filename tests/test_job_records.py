@@ -64,3 +64,25 @@ def test_a_hand_edited_config_is_refused_naming_its_file_and_fields(job, tmp_pat
         assert result.code == 2, (args, result.output)
         assert "$.standard.kind" in result.stderr and "config.json" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "m").exists()
+
+
+def test_view_reads_a_handed_job_without_leaving_it_or_reading_past_the_bound(job, tmp_path):
+    """Someone else's job: a record that is a link out of it, or a sparse file of gigabytes, is refused in one line."""
+    env, folder = job
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"steps": [{"source": "user", "message": "this machine\'s own secret"}]}')
+    linked = tmp_path / "linked"
+    shutil.copytree(folder, linked, symlinks=True)
+    (linked / "u0000" / "agent").mkdir(exist_ok=True)
+    (linked / "u0000" / "agent" / "trajectory.json").unlink(missing_ok=True)
+    (linked / "u0000" / "agent" / "trajectory.json").symlink_to(secret)
+    seen = run_cli(["view", str(linked), "--trial", "u0000"], env, in_process=True)
+    assert seen.code == 2 and "leads out of" in seen.stderr and "own secret" not in seen.output, seen.output
+    assert "Traceback" not in seen.output and len(seen.stderr.strip().splitlines()) == 1
+    sparse = tmp_path / "sparse"
+    shutil.copytree(folder, sparse, symlinks=True)
+    (sparse / "u0000" / "verifier" / "score.json").unlink()
+    with (sparse / "u0000" / "verifier" / "score.json").open("wb") as file:
+        file.truncate(3 * 1024**3)
+    seen = run_cli(["view", str(sparse)], env, in_process=True)
+    assert seen.code == 2 and "expected at most" in seen.stderr and "Traceback" not in seen.output, seen.output

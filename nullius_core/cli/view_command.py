@@ -38,10 +38,14 @@ def view(job_dir: Path, trial_name: str | None) -> None:
         summary_table.draw(report(job_dir), sys.stdout)
     except (OSError, ValueError) as exc:
         raise Refused(f"view: {job_dir}: {exc}") from None
-    trial = pick_trial(job_dir, trial_name)
-    if trial is None:
-        if trial_name is not None:
-            raise Refused(f"view: {job_dir} has no trial {trial_name!r}")
-        click.echo("(no trial has run yet)")
-        return
-    summary_table.draw_transcript(trial.name, transcript(trial), sys.stdout)
+    try:
+        trial = pick_trial(job_dir, trial_name)
+        if trial is None:
+            if trial_name is not None:
+                raise Refused(f"view: {job_dir} has no trial {trial_name!r}")
+            click.echo("(no trial has run yet)")
+            return
+        lines = transcript(trial)
+    except (OSError, ValueError) as exc:  # a record leading out of the job, or past the bound (nullius_core.handed)
+        raise Refused(f"view: {job_dir}: {exc}") from None
+    summary_table.draw_transcript(trial.name, lines, sys.stdout)

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core import handed
 from nullius_core.failures import kind_of
 from nullius_core.jobs.standard import read_trial_own, standard_of
 from nullius_core.jobs.stats import seconds_between, slower
@@ -56,7 +57,9 @@ def trial_results(job: JobDir) -> list[dict[str, Any]]:
     out = []
     for trial in job.trials():
         try:
-            result = trial.read_result()
+            result = handed.read_json(job.path, Path(trial.name, "result.json"))
+        except handed.Refused:
+            raise  # a record leading out of the job, or past the bound: the job is refused, naming it
         except (OSError, ValueError):
             continue
         if result is not None:
@@ -69,8 +72,9 @@ def _ran_and_slowest(job: JobDir) -> tuple[int, dict[str, Any] | None]:
     ran, slowest = 0, None
     for name in job.trial_names():
         try:
-            with open(f"{job.path}/{name}/result.json", encoding="utf-8") as handle:
-                result = json.load(handle)
+            result = json.loads(handed.read_bytes(job.path, Path(name, "result.json")))
+        except handed.Refused:
+            raise
         except (OSError, ValueError):  # not written yet, or torn by a kill
             continue
         ran += 1
@@ -103,7 +107,7 @@ def report(folder: Path) -> Report:
     if not job.config_file.is_file():
         raise ValueError(f"{folder} is not a job (no config.json)")
     std = standard_of(job)  # a config.json that is not a job's: JobRecordError (a ValueError) names its field
-    result = json.loads(job.result_file.read_text(encoding="utf-8")) if job.result_file.is_file() else {}
+    result = handed.read_json(folder, Path("result.json")) if job.result_file.is_file() else {}
     summary = result.get("standard") or {}
     stats = result.get("stats") or {}
     ran, slowest = _counted(summary) or _ran_and_slowest(job)
@@ -162,7 +166,12 @@ def pick_trial(folder: Path, name: str | None) -> Path | None:
         return job.path / names[0] if names else None
     failed = None
     for trial in (TrialDir(job.path / n) for n in names):
-        result = trial.read_result()
+        try:
+            result = handed.read_json(job.path, Path(trial.name, "result.json"))
+        except handed.Refused:
+            raise
+        except (OSError, ValueError):  # not written yet, or torn by a kill
+            result = None
         if result is not None and result.get("exception_info") is not None:
             return trial.path
         own = read_trial_own(result, trial.result_file) if failed is None else None
@@ -174,18 +183,20 @@ def pick_trial(folder: Path, name: str | None) -> Path | None:
 def _all_passed(job: JobDir, found: int) -> bool:
     """An ended job whose result.json says each of its `found` trials passed: none errored, none failed."""
     try:
-        summary = json.loads(job.result_file.read_text(encoding="utf-8")).get("standard") or {}
+        summary = handed.read_json(job.path, Path("result.json")).get("standard") or {}
     except (OSError, ValueError, AttributeError):
         return False
     return _ended(summary) and not summary.get("errors") and summary.get("passed") == summary["trials"] == found
 
 
 def transcript(trial: Path) -> list[tuple[str, str]]:
-    """A trial's conversation as (who, text) lines: the trajectory's steps, its tool calls, its score and its exception."""
+    """A trial's conversation as (who, text) lines: the trajectory's steps, its tool calls, its score and its exception.
+
+    Read as a handed job is (nullius_core.handed): nothing through a link out of the job's folder, nothing past the bound."""
     lines: list[tuple[str, str]] = []
     trajectory = trial / "agent" / "trajectory.json"
     if trajectory.is_file():
-        for step in json.loads(trajectory.read_text(encoding="utf-8")).get("steps") or []:
+        for step in handed.read_json(trial.parent, Path(trial.name, "agent", "trajectory.json")).get("steps") or []:
             if step.get("message"):
                 lines.append((step.get("source") or "?", str(step["message"])))
             for call in step.get("tool_calls") or []:
@@ -195,8 +206,9 @@ def transcript(trial: Path) -> list[tuple[str, str]]:
                 lines.append(("tool result", str(found.get("content"))))
     score = trial / "verifier" / "score.json"
     if score.is_file():
-        lines.append(("score", score.read_text(encoding="utf-8").strip()))
+        lines.append(("score", handed.read_bytes(trial.parent, Path(trial.name, "verifier", "score.json")).decode(errors="replace").strip()))
     exception = trial / "exception.txt"
     if exception.is_file():
-        lines.append(("exception", exception.read_text(encoding="utf-8", errors="replace").strip().splitlines()[0]))
+        text = handed.read_bytes(trial.parent, Path(trial.name, "exception.txt")).decode(errors="replace").strip()
+        lines.append(("exception", text.splitlines()[0] if text else ""))
     return lines
