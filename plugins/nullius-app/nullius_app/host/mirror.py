@@ -9,7 +9,8 @@ file; what the host no longer has is removed here. The job's
 `.nullius-host.json` (where it runs) is this machine's own and stays.
 
 A link in the job is made here only when it leads to a place inside the
-job, as it does there; one that leads out is not made, and is said.
+job, as it does there, followed as the kernel follows it (links through
+links included); one that leads out is not made, and is said.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import attrs
 
 from nullius_app.host import ssh
+from nullius_core import handed
 from nullius_app.host.ssh import Host, HostRefused
 
 HOST_FILE = ".nullius-host.json"
@@ -122,7 +124,23 @@ def _apply_listing(job: Path, listing: dict[str, list[Any]]) -> list[str]:
             rel = path.relative_to(job).as_posix()
             if rel != HOST_FILE and rel not in listing and not name.endswith(".nullius-part"):
                 _clear(path)
-    return not_made
+    return not_made + _unmake_links_out(job)
+
+
+def _unmake_links_out(job: Path) -> list[str]:
+    """Links that lead out of the job once followed as the kernel follows them, removed: the check above reads each
+    target alone, and a chain of links inside (b/c -> .) can make a path that reads `..` lead anywhere."""
+    removed = []
+    for folder, dirs, files in os.walk(job):
+        for name in files + dirs:
+            path = Path(folder) / name
+            if path.is_symlink():
+                try:
+                    handed.within(job, path.relative_to(job))
+                except handed.Refused:
+                    removed.append(f"{path.relative_to(job).as_posix()} -> {os.readlink(path)}")
+                    path.unlink()
+    return removed
 
 
 def remote_program(snapshot_id: str) -> str:
