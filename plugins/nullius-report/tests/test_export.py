@@ -201,3 +201,18 @@ def test_a_handed_workspace_runs_none_of_the_commands_its_git_config_names(jobs,
     shutil.rmtree(workspace / ".git")
     (workspace / ".git").symlink_to(jobs["a"] / "u0001" / ".work" / "workspace" / ".git")
     _refused(export(jobs, str(job / "u0000"), "--to", str(tmp_path / "e2")), "expected its .git to be a folder inside it")
+
+
+def test_calibrate_reads_a_handed_trial_as_export_does(jobs, tmp_path):
+    import pytest
+
+    from nullius_report.calibrate.publish import calibration_files
+    from nullius_report.records import ReportError, load_trial
+
+    secret = tmp_path / "secret"
+    secret.write_text("this machine's own secret\n")
+    job = _handed(jobs, tmp_path)
+    (job / "u0001" / "assessment_summary.json").unlink(missing_ok=True)
+    (job / "u0001" / "assessment_summary.json").symlink_to(secret)
+    with pytest.raises(ReportError, match="leads out of"):
+        calibration_files(load_trial(job / "u0001"), "0" * 40)

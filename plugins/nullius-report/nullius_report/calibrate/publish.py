@@ -14,7 +14,9 @@ import json
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from nullius_core import handed
 from nullius_report import export, patch
 from nullius_report.calibrate import git_ops, platform
 from nullius_report.records import ReportError, Trial, load_trial, trial_folders
@@ -26,12 +28,27 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
 
+def _record(trial: Trial, path: Path) -> bytes:
+    """A file of the trial's, read as a handed job's is: not through a link out of the job, not past the bound."""
+    try:
+        return handed.read_bytes(trial.folder.parent, Path(trial.folder.name) / path)
+    except handed.Refused as exc:
+        raise ReportError(str(exc)) from None
+
+
+def _record_json(trial: Trial, path: Path) -> Any:
+    try:
+        return json.loads(_record(trial, path))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{trial.folder / path}: expected JSON ({exc})") from None
+
+
 def instruction(trial: Trial) -> str | None:
     """The prompt the agent was given: the trajectory's first user step (the trajectory itself is never published)."""
     path = trial.folder / "agent" / "trajectory.json"
     if not path.is_file():
         return None
-    steps = json.loads(path.read_text()).get("steps") or []
+    steps = _record_json(trial, Path("agent", "trajectory.json")).get("steps") or []
     return next((s.get("message") for s in steps if s.get("source") == "user"), None)
 
 
@@ -43,8 +60,8 @@ def _rubric(trial: Trial, given: dict[str, Path]) -> dict[str, bytes]:
         candidates = [*([given[name]] if name in given else []), trial.folder / name,
                       *sorted((trial.folder / "assessment").rglob(name))]
         hit = next((c for c in candidates if c.is_file()), None)
-        if hit is not None:
-            found[name] = hit.read_bytes()
+        if hit is not None:  # one given on the command line is the user's; one of the trial's is read as handed
+            found[name] = hit.read_bytes() if name in given and hit == given[name] else _record(trial, hit.relative_to(trial.folder))
     return found
 
 
@@ -55,9 +72,9 @@ def calibration_files(trial: Trial, base: str, given: dict[str, Path] | None = N
         files["instruction.md"] = text.encode() + b"\n"
     files.update(_rubric(trial, given or {}))
     for source in sorted(trial.folder.glob("assessment_eval_*.json")):
-        files[source.name] = source.read_bytes()
+        files[source.name] = _record(trial, Path(source.name))
     if (trial.folder / "assessment_summary.json").is_file():
-        files["assessment_summary.json"] = (trial.folder / "assessment_summary.json").read_bytes()
+        files["assessment_summary.json"] = _record(trial, Path("assessment_summary.json"))
     files["metrics.json"] = (json.dumps(export.metrics(trial, base), indent=2, sort_keys=True, default=str) + "\n").encode()
     at = f"{base[:12]}, the empty tree: its setup committed nothing" if base == patch.EMPTY_TREE else base[:12]
     absent = [n for n in ("instruction.md", *RUBRIC_FILES, "assessment_summary.json") if n not in files]
