@@ -22,6 +22,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
+from nullius_core import handed
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SAFE = frozenset({"GET", "HEAD"})
 
@@ -77,11 +79,14 @@ def _origin_of(referer: str | None) -> str | None:
 
 
 def inside(root: Path, name: str) -> Path:
-    """`root/name`, refused (HTTPNotFound) unless it lies under root once every link is followed."""
+    """`root/name`, refused (HTTPNotFound) unless it lies under root once every link is followed (handed.within, the
+    rule every reader of a handed job keeps), and is not root itself."""
     if not name or "\x00" in name or Path(name).is_absolute():
         raise web.HTTPNotFound(text="no such thing here")
-    resolved_root = root.resolve()
-    target = (resolved_root / name).resolve()
-    if not target.is_relative_to(resolved_root) or target == resolved_root:
+    try:
+        target = handed.within(root, Path(name))
+    except handed.Refused:
+        raise web.HTTPNotFound(text="no such thing here") from None
+    if target == root.resolve():
         raise web.HTTPNotFound(text="no such thing here")
     return target
