@@ -86,3 +86,22 @@ def test_view_reads_a_handed_job_without_leaving_it_or_reading_past_the_bound(jo
         file.truncate(3 * 1024**3)
     seen = run_cli(["view", str(sparse)], env, in_process=True)
     assert seen.code == 2 and "expected at most" in seen.stderr and "Traceback" not in seen.output, seen.output
+
+
+def test_merge_takes_no_trial_that_is_a_link_and_reads_no_record_through_one(job, tmp_path):
+    env, folder = job
+    secret = tmp_path / "elsewhere"
+    shutil.copytree(folder / "u0000", secret, symlinks=True)
+    other = tmp_path / "other"
+    shutil.copytree(folder, other, symlinks=True)
+    shutil.rmtree(other / "u0001")
+    (other / "u0001").symlink_to(secret)
+    merged = run_cli(["merge", str(other), "-o", str(tmp_path / "m")], env, in_process=True)
+    assert merged.code == 2 and "a trial folder that is a link" in merged.stderr and "Traceback" not in merged.output, merged.output
+    assert not (tmp_path / "m").exists()
+    (other / "u0001").unlink()
+    shutil.copytree(folder / "u0001", other / "u0001", symlinks=True)
+    (other / "u0001" / "result.json").unlink()
+    (other / "u0001" / "result.json").symlink_to(secret / "result.json")
+    merged = run_cli(["merge", str(other), "-o", str(tmp_path / "m")], env, in_process=True)
+    assert merged.code == 2 and "expected a file, found a link" in merged.stderr and not (tmp_path / "m").exists(), merged.output

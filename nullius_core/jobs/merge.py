@@ -14,12 +14,15 @@ its merged job is incomplete.
 from __future__ import annotations
 
 import copy
+import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from nullius_core import handed
 from nullius_core.jobs.job_result import tallied
 from nullius_core.jobs.replay_proof import proof_tally
 from nullius_core.jobs.tally import Tally
@@ -134,6 +137,14 @@ def _differences(jobs: list[JobDir], configs: list[JobStandard]) -> list[str]:
     return problems
 
 
+def _refusing(results: Iterator[tuple[str, dict[str, Any] | None]]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """The records as read, a refused one (a link, past the bound: handed.Refused) the merge's refusal."""
+    try:
+        yield from results
+    except handed.Refused as exc:
+        raise MergeRefused(f"refused: {exc}") from None
+
+
 def _trial_problems(job: JobDir, std: JobStandard, names: list[str], seen: dict[str, str], tally: Tally | None) -> list[str]:
     """One job's trials held to it, each result.json read once (merge_reads.py): the same checks, in the same order, as a
     trial-by-trial loop over `TrialDir.read_result()` and `read_trial_own()`."""
@@ -141,7 +152,10 @@ def _trial_problems(job: JobDir, std: JobStandard, names: list[str], seen: dict[
     participant = _participant(std)
     wants = (("job", job.name), ("benchmark", std.benchmark_ref), ("dataset", std.dataset), ("control", std.control))
     folder = str(job.path)
-    for name, result in read_results(folder, names):
+    links = [name for name in names if os.path.islink(f"{folder}/{name}")]
+    if links:  # a trial folder that is a link: its files are not the job's to merge (someone else's job, say)
+        raise MergeRefused(f"refused: {folder}/{links[0]}: a trial folder that is a link (expected a folder of the job)")
+    for name, result in _refusing(read_results(folder, names)):
         if result is None:
             continue
         if tally is not None:

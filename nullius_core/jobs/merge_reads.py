@@ -16,6 +16,7 @@ before.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import types
@@ -25,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from nullius_core import handed
 from nullius_core.definitions.converter import json_key
 from nullius_core.jobs.standard import TrialOwn, read_trial_own
 
@@ -37,12 +39,20 @@ def read_results(job: str, names: list[str]) -> Iterator[tuple[str, dict[str, An
 
 
 def _read(path: str) -> bytes | None:
-    """The file's bytes (four system calls, not pathlib's seven); None when it is not there."""
+    """The file's bytes (five system calls, not pathlib's seven); None when it is not there. A job merged may be someone
+    else's: a record that is a link, or larger than a record can be, is refused (handed.Refused), never read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise handed.Refused(path, "expected a file, found a link") from None
+        raise
     try:
+        size = os.fstat(fd).st_size
+        if size > handed.RECORD_BYTES:
+            raise handed.Refused(path, f"expected at most {handed.RECORD_BYTES} bytes, found {size}")
         parts = []
         while chunk := os.read(fd, 1 << 16):
             parts.append(chunk)
