@@ -24,6 +24,7 @@ import attrs
 from nullius_backend_docker import buildonce, dockercli
 from nullius_backend_docker.calls import CallLog
 from nullius_backend_docker.dockercli import DockerError
+from nullius_core import handed
 from nullius_core.contracts.own_image import BuildFailed
 
 BUILD_SECONDS = 3600
@@ -63,13 +64,17 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
         except DockerError as exc:
             raise BuildFailed(str(exc)) from None
     assert build is not None
-    folder = (source / build).resolve()
+    try:  # a task set is someone else's: its build context is inside the task's folder once links are followed
+        folder = handed.within(source, Path(build))
+    except handed.Refused as exc:
+        raise BuildFailed(f"the task's build folder {exc}") from None
     tag = tag_for(benchmark, build, context_hash(folder, base))
 
     def make(out: IO[bytes]) -> int:
         return subprocess.run(
-            [dockercli.docker_binary(), "build", "--force-rm", "--label", f"nullius.own={benchmark}/{build}", "--build-arg",
-             f"NULLIUS_BASE={base}", "-t", tag, str(folder)],
+            # no network for the task's RUN steps: on docker's bridge they reach this machine's services (its 0.0.0.0)
+            [dockercli.docker_binary(), "build", "--force-rm", "--network", "none", "--label", f"nullius.own={benchmark}/{build}",
+             "--build-arg", f"NULLIUS_BASE={base}", "-t", tag, str(folder)],
             stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_SECONDS, env=dockercli.client_env(None),
         ).returncode
 

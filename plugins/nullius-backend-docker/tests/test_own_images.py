@@ -20,6 +20,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from nullius_core.testing import run_cli
 from nullius_core.testing.fake_model import FakeRequest, Reply, ToolCall
 
@@ -418,3 +420,32 @@ def test_a_collected_link_leading_out_of_the_verifier_folder_is_noted_not_made(t
     for name in ("leak", "up"):
         assert not (verifier / name).is_symlink() and "taken out before the check" in (verifier / name).read_text()
     assert sorted(line.split("\t")[0] for line in (verifier / "links.txt").read_text().splitlines()) == ["leak", "up"]
+
+
+def test_a_tasks_build_reaches_nothing_of_this_machine_and_no_folder_outside_the_task(tmp_path):
+    """A task set is someone else's: its Dockerfile's RUN steps have no network (on docker's bridge they reached a service of
+    this machine listening on 0.0.0.0), and a build folder that is a link out of the task is refused before docker sees it."""
+    import socket
+
+    from nullius_backend_docker.ownimage import ensure
+    from nullius_core.contracts.own_image import BuildFailed
+
+    with socket.socket() as listener:
+        listener.bind(("0.0.0.0", 0))
+        listener.listen()
+        listener.settimeout(0)
+        port = listener.getsockname()[1]
+        task = tmp_path / "task"
+        (task / "environment").mkdir(parents=True)
+        (task / "environment" / "Dockerfile").write_text(
+            "ARG NULLIUS_BASE\nFROM ${NULLIUS_BASE}\n"
+            f"RUN python3 -c \"import socket; socket.create_connection(('172.17.0.1', {port}), 5)\"\n")
+        log = tmp_path / "build.log"
+        with pytest.raises(BuildFailed, match="did not build"):
+            ensure("hostile", task, "environment", None, "nullius/base:latest", log, tmp_path / "images")
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody came
+    assert "Network is unreachable" in log.read_text() or "unreachable" in log.read_text().lower(), log.read_text()[-800:]
+    (task / "elsewhere").symlink_to(tmp_path)
+    with pytest.raises(BuildFailed, match="leads out of"):
+        ensure("hostile", task, "elsewhere", None, "nullius/base:latest", log, tmp_path / "images")
