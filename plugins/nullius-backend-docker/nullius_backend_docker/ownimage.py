@@ -30,6 +30,13 @@ from nullius_core.contracts.own_image import BuildFailed
 BUILD_SECONDS = 3600
 
 
+BUILD_NETWORK = "NULLIUS_DOCKER_BUILD_NETWORK"  # the user's choice of the build's network; none unless set
+
+
+def build_network() -> str:
+    return os.environ.get(BUILD_NETWORK) or "none"
+
+
 def context_hash(folder: Path, base: str) -> str:
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
@@ -72,8 +79,9 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
 
     def make(out: IO[bytes]) -> int:
         return subprocess.run(
-            # no network for the task's RUN steps: on docker's bridge they reach this machine's services (its 0.0.0.0)
-            [dockercli.docker_binary(), "build", "--force-rm", "--network", "none", "--label", f"nullius.own={benchmark}/{build}",
+            # no network for the task's RUN steps: on docker's bridge they reach this machine's services (its 0.0.0.0);
+            # the user, never the task, may let a network in (BUILD_NETWORK)
+            [dockercli.docker_binary(), "build", "--force-rm", "--network", build_network(), "--label", f"nullius.own={benchmark}/{build}",
              "--build-arg", f"NULLIUS_BASE={base}", "-t", tag, str(folder)],
             stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_SECONDS, env=dockercli.client_env(None),
         ).returncode
@@ -82,7 +90,9 @@ def ensure(benchmark: str, source: Path, build: str | None, pull: str | None, ba
         return buildonce.once(tag, log, images_dir / "own.lock", make, found=f"built before from {folder}, used as it is",
                               making=f"building {folder}", say=say, calls=calls,
                               failed=lambda code: f"the task's image {build!r} did not build (docker build exit {code}: "
-                                                  f"{buildonce.last_line(log)}); see {log}")
+                                                  f"{buildonce.last_line(log)}); see {log}"
+                                                  + ("" if build_network() != "none" else
+                                                     f" (its RUN steps have no network; {BUILD_NETWORK}=default lets one in)"))
     except DockerError as exc:
         raise BuildFailed(str(exc)) from None
 
