@@ -20,7 +20,8 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 # (kind, ours, pattern on the command line); the first that matches names the process.
 KINDS: list[tuple[str, bool, re.Pattern[str]]] = [(kind, ours, re.compile(pattern)) for kind, ours, pattern in [
-    ("pytest workers", True, r"exec\(eval\(sys\.stdin\.readline|-m pytest|/pytest\b"),
+    # a worker by its own command line alone: a test's folder (/tmp/pytest-of-...) is in many others' arguments
+    ("pytest workers", True, r"exec\(eval\(sys\.stdin\.readline|-m pytest\b"),
     ("nullius watcher", True, r"nullius_core\.processes\.watcher"),
     ("nullius CLI", True, r"-m nullius_core\b|/bin/nullius\b"),
     # a driver is ours, but its CPU is mostly the upstream's (tau2's import alone is 5 s)
