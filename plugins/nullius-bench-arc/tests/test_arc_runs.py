@@ -143,7 +143,8 @@ def test_two_attempts_both_ways_combine_as_arcs_rules_say(world, fake_model):
     job = jobs / "reference-task"
     before = json.loads((job / "result.json").read_text())["standard"]["attempts"]
     (job / "result.json").unlink()
-    resumed = run_cli(["run", "--resume", str(job)], env)
+    # the job's record consents to nothing: its base URL and --unsandboxed are the command line's to give again
+    resumed = run_cli(["run", "--resume", str(job), "--base-url", fake_model.openai_base_url, "--unsandboxed"], env)
     assert resumed.code == 0, resumed.output
     assert json.loads((job / "result.json").read_text())["standard"]["attempts"] == before
     for path in jobs.rglob("*"):
