@@ -270,3 +270,34 @@ def test_resume_refuses_a_job_whose_run_is_still_going(env, tmp_path):
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
     assert proc.returncode == 130  # the running one was left alone, and cancelled as asked
+
+
+def _life_with_after_kill(job, mark, then: str) -> subprocess.Popen:
+    marking = f"open({str(mark)!r}, 'w').write('swept')"
+    script = (
+        "import sys, time\nfrom pathlib import Path\nfrom nullius_core.processes.lifetime import Lifetime\n"
+        f"with Lifetime.begin_run(Path({str(job)!r})):\n"
+        "    from nullius_core.processes import current\n"
+        f"    current().after_kill([sys.executable, '-c', {marking!r}])\n"
+        "    print('told', flush=True)\n"
+        f"    {then}\n")
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_a_killed_runs_watcher_runs_what_it_was_asked_to_after_a_kill_and_a_clean_end_runs_nothing(tmp_path):
+    """after_kill: a backend's sweep of what lives outside the run's processes (docker's containers), run by the watcher only
+    when the run died without ending well."""
+    job = tmp_path / "job"
+    job.mkdir()
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    proc = _life_with_after_kill(job, killed, "time.sleep(600)")
+    assert proc.stdout.readline().strip() == "told"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not killed.exists():
+        time.sleep(0.05)
+    assert killed.exists() and killed.read_text() == "swept"
+    ended = _life_with_after_kill(job, clean, "pass")
+    assert ended.stdout.readline().strip() == "told" and ended.wait(60) == 0  # its exit waits for the watcher's sweep
+    assert not clean.exists()

@@ -104,6 +104,8 @@ class Lifetime:
 
     def __exit__(self, *exc: object) -> None:
         _CURRENT.reset(self._context)
+        if exc[0] is None:  # it ended well: what it asked to run after a kill (after_kill) is not needed
+            self._tell({"clean": True})
         self.end()
 
     def marker(self) -> str:
@@ -123,6 +125,11 @@ class Lifetime:
         """A scratch folder of the run's (a driver's, a unit's sockets) outside the job: removed by the watcher if the run
         is killed before it removes it itself. Only a folder in the system's temporary folder named `nullius-*`."""
         self._tell({"scratch": str(folder)})
+
+    def after_kill(self, argv: list[str]) -> None:
+        """A command the watcher runs once the run is gone without ending well (a SIGKILL, a crash), after its sweep: for
+        what lives outside the run's processes, such as the docker daemon's containers (the backend's own sweep)."""
+        self._tell({"after_kill": [str(part) for part in argv]})
 
     def forget(self, pid: int) -> None:
         self._launches.pop(pid, None)

@@ -17,6 +17,10 @@ then killed:
 - and every descendant of those, started since the run began (`BEGIN`, in
   clock ticks after boot: an older process is never the run's).
 
+Then, unless the run said it ended well, each command it asked for
+(`{"after_kill": ARGV}`: a backend's sweep of what lives outside the run's
+processes, the docker daemon's containers) is run once, bounded.
+
 What escapes: a process that leaves the run's tree and its groups and
 drops the marker from its environment, all before the next look. A listing
 of /proc can miss a process for a moment; `freeze_and_kill` looks again.
@@ -29,6 +33,7 @@ import os
 import select
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +46,7 @@ from nullius_core.processes.proctable import MARKER, Table, closure, environ_val
 
 LOOK = 0.5  # seconds between looks at the run's tree while it lives
 GONE_WAIT = 5.0  # seconds the killed get to be gone before the watcher ends
+AFTER_SECONDS = 120  # an after_kill command's bound (a backend's sweep of its containers)
 
 
 @attrs.define
@@ -53,6 +59,8 @@ class Watch:
     seen: dict[int, int] = attrs.field(factory=dict)  # pid -> start time
     record: Path | None = None
     scratch: set[Path] = attrs.field(factory=set)  # folders the run made outside its job, gone with it
+    after_kill: list[list[str]] = attrs.field(factory=list)  # commands the run asked for should it die without ending well
+    clean: bool = False  # the run said it ended well
 
     def hear(self, message: dict[str, object]) -> None:
         if isinstance(message.get("group"), int) and isinstance(message.get("start"), int):
@@ -61,6 +69,11 @@ class Watch:
             self.record = Path(message["record"])  # type: ignore[arg-type]
         if isinstance(message.get("scratch"), str) and is_scratch(Path(message["scratch"])):  # type: ignore[arg-type]
             self.scratch.add(Path(message["scratch"]))  # type: ignore[arg-type]
+        command = message.get("after_kill")
+        if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+            self.after_kill.append(command)
+        if message.get("clean") is True:
+            self.clean = True
 
     def members(self, table: Table, environ: bool) -> set[int]:
         """The run's processes in `table`; with `environ`, those carrying its marker too (a read per process).
@@ -103,6 +116,23 @@ class Watch:
                 pass  # the job's folder is gone: nothing to tell
         return killed
 
+    def afterwards(self) -> None:
+        """The run's after_kill commands, when it did not say it ended well: each once, bounded, its status recorded."""
+        if self.clean:
+            return
+        for command in self.after_kill:
+            try:
+                status: int | str = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL, cwd="/", timeout=AFTER_SECONDS).returncode
+            except (OSError, subprocess.SubprocessError) as exc:
+                status = str(exc)[:200]
+            if self.record is not None:
+                try:
+                    append_line(self.record, {"watcher": self.me, "after_kill": command[-3:], "status": status,
+                                              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                except OSError:
+                    pass
+
 
 def is_scratch(folder: Path) -> bool:
     """A folder the watcher may remove: `nullius-*` right in the system's temporary folder, nothing else it could be told."""
@@ -129,7 +159,9 @@ def watch(state: Watch, stdin: int = 0) -> list[str]:
         if time.monotonic() - last >= LOOK:
             state.look()
             last = time.monotonic()
-    return state.sweep()
+    swept = state.sweep()
+    state.afterwards()
+    return swept
 
 
 def main(argv: list[str] | None = None) -> int:

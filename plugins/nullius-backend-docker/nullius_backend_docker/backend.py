@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -31,6 +32,7 @@ from nullius_backend_docker.room import DockerRoom, hardened
 from nullius_core.contracts.backend import RouteOptions, RunContext, UnitPlace, init_repository, opened
 from nullius_core.contracts.driver import DriverLaunch
 from nullius_core.heartbeat import heartbeat
+from nullius_core.processes import current
 from nullius_core.sandbox import mounts
 from nullius_core.contracts.own_image import BuildFailed
 
@@ -80,6 +82,8 @@ class DockerBackend:
         self.runtimes_dir = context.paths.standard_dir / "runtimes"
         # a resumed job's killed run may have left containers still working: they go before any unit runs again
         await asyncio.to_thread(sweep.sweep, self.job, 0, self.folder, self.calls)
+        # should this run be killed (SIGKILL), its watcher sweeps its containers, networks and volumes at once
+        current().after_kill([sys.executable, "-m", "nullius_core", "docker", "sweep", str(context.job_dir)])
         self.image = await asyncio.to_thread(image.ensure_base, self.images_dir, say, self.calls)
 
     def labels(self, unit: str | None = None) -> list[str]:

@@ -148,8 +148,9 @@ def test_an_agent_scanning_every_port_of_the_machine_finds_only_its_door(world):
     assert len(calls) == 2 and all(c["status"] == 200 for c in calls)  # the relay, through the door, it does reach
 
 
-def test_a_killed_job_resumes_its_containers_swept_first(world):
-    """A SIGKILLed run's agent containers still work in its units' folders: --resume removes them, then runs those units again."""
+def test_a_killed_jobs_containers_are_swept_by_its_watcher_and_the_job_resumes(world):
+    """A SIGKILLed run cannot remove its containers: its watcher runs the backend's sweep (after_kill), so none is left working
+    in the units' folders; --resume then runs those units again (and sweeps first too, for a watcher killed with the run)."""
     env, fake, root = world
     fake.use({"default": {"text": "late", "fault": {"first_byte_delay": 600}}})
     args = [sys.executable, "-m", "nullius_core", "run", "humaneval", "reference", *model_args(fake), "--limit", "1", "--job-name", "killed-docker"]
@@ -166,7 +167,17 @@ def test_a_killed_job_resumes_its_containers_swept_first(world):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(60)
-    assert agents[0]["Id"][:12] in labelled(env, "killed-docker")["containers"]  # still there, working in the unit's folder
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and labelled(env, "killed-docker") != {"containers": [], "networks": [], "volumes": []}:
+        time.sleep(0.3)
+    assert labelled(env, "killed-docker") == {"containers": [], "networks": [], "volumes": []}
+    runs = (Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker" / ".work" / "runs.jsonl").read_text().splitlines()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any('"after_kill"' in line for line in runs):
+        time.sleep(0.3)
+        runs = (Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker" / ".work" / "runs.jsonl").read_text().splitlines()
+    swept = [json.loads(line) for line in runs if '"after_kill"' in line]
+    assert len(swept) == 1 and swept[0]["status"] == 0 and swept[0]["after_kill"][-2:] == ["sweep", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker")]
     fake.use({"default": {"text": "def f(): pass"}})
     # a sandboxed job needs no consent; the key goes to the model's URL only when the command line names it again
     resumed = run_cli(["run", "--resume", str(Path(env["NULLIUS_JOBS_DIR"]) / "killed-docker"), "--base-url", fake.openai_base_url], env)
