@@ -81,6 +81,20 @@ def read_json(root: Path, path: Path, limit: int = RECORD_BYTES) -> Any:
         raise Refused(within(root, path), f"expected JSON ({exc})") from None
 
 
+def links_out(root: Path) -> list[Path]:
+    """Every link under root that leads out of it once followed as the kernel follows it (links through links included)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink():
+                try:
+                    within(root, path.relative_to(root))
+                except Refused:
+                    found.append(path)
+    return found
+
+
 def copy_file(root: Path, source: Path, target: Path, limit: int = RECORD_BYTES) -> None:
     """read_bytes of source, written to target (a new file or replacing one: never through a link at target)."""
     data = read_bytes(root, source, limit)

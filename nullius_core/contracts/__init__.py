@@ -46,7 +46,7 @@ PUBLIC_API: tuple[PublicModule, ...] = (
     PublicModule("nullius_core.logs", "`get_logger(name)`: a logger whose lines go to stderr in the command's `--log-format` (a plugin logs through it, never structlog's unconfigured default, which prints to stdout)"),
     PublicModule("nullius_core.paths", "`Paths`: where Nullius keeps installs, images, jobs and the user catalogue"),
     PublicModule("nullius_core.jsonfast", "`loads`, `dumps`: JSON on the relay's hot path (orjson)"),
-    PublicModule("nullius_core.handed", "`within`, `plain_name`, `read_bytes`, `read_json`, `copy_file`, `Refused`: a job or folder someone else handed the user, read without following a link out of it, taking a record's name as a path or reading past a bound"),
+    PublicModule("nullius_core.handed", "`within`, `plain_name`, `read_bytes`, `read_json`, `copy_file`, `links_out`, `Refused`: a job or folder someone else handed the user, read without following a link out of it, taking a record's name as a path or reading past a bound"),
     PublicModule("nullius_core.fsutil", "`append_line`, `read_json_lines`: records written a line at a time, readable after a kill"),
     PublicModule("nullius_core.recipes", "`RunRecipe`, `ProveRecipe`, `ConformRecipe`, `compile_run`, `PlannedJob`: the recipes `--from-run` reads, and the jobs a run recipe compiles to"),
     PublicModule("nullius_core.licences", "`SecretStore`, `declared_secrets`: a benchmark's licences as kept here, for a command that hands them on (the app's run on a host)"),

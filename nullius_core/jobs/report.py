@@ -52,30 +52,28 @@ class Report:
     derived: str | None = None  # a replay's verdict against its source, or a rescore's source (jobs/replay_proof.py, run/rescore.py)
 
 
+def _result(job: JobDir, name: str) -> Any:
+    """A trial's result.json, None when it cannot be read yet (not written, or torn by a kill); one leading out of the job
+    or past the bound is refused (handed.Refused), naming it."""
+    try:
+        return handed.read_json(job.path, Path(name, "result.json"))
+    except handed.Refused:
+        raise
+    except (OSError, ValueError):
+        return None
+
+
 def trial_results(job: JobDir) -> list[dict[str, Any]]:
     """Every trial's result.json that can be read (a trial killed before its record has none)."""
-    out = []
-    for trial in job.trials():
-        try:
-            result = handed.read_json(job.path, Path(trial.name, "result.json"))
-        except handed.Refused:
-            raise  # a record leading out of the job, or past the bound: the job is refused, naming it
-        except (OSError, ValueError):
-            continue
-        if result is not None:
-            out.append(result)
-    return out
+    return [result for name in job.trial_names() if (result := _result(job, name)) is not None]
 
 
 def _ran_and_slowest(job: JobDir) -> tuple[int, dict[str, Any] | None]:
     """How many trials have a result, and the slowest of them (`stats.slower`: the first of equals by name)."""
     ran, slowest = 0, None
     for name in job.trial_names():
-        try:
-            result = json.loads(handed.read_bytes(job.path, Path(name, "result.json")))
-        except handed.Refused:
-            raise
-        except (OSError, ValueError):  # not written yet, or torn by a kill
+        result = _result(job, name)
+        if result is None:
             continue
         ran += 1
         slowest = slower(slowest, result)
@@ -166,12 +164,7 @@ def pick_trial(folder: Path, name: str | None) -> Path | None:
         return job.path / names[0] if names else None
     failed = None
     for trial in (TrialDir(job.path / n) for n in names):
-        try:
-            result = handed.read_json(job.path, Path(trial.name, "result.json"))
-        except handed.Refused:
-            raise
-        except (OSError, ValueError):  # not written yet, or torn by a kill
-            result = None
+        result = _result(job, trial.name)
         if result is not None and result.get("exception_info") is not None:
             return trial.path
         own = read_trial_own(result, trial.result_file) if failed is None else None

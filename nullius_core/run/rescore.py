@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import uuid
 from pathlib import Path
@@ -73,19 +72,14 @@ def rescore(session: Session, source: Path, std: JobStandard, out: Path, options
 
 def _refuse_links_out(source: Path) -> None:
     """A job whose folder holds a link leading out of it (someone else's job, say) is not copied: the copy would read through it."""
-    for folder, dirs, files in os.walk(source):
-        for name in dirs + files:
-            path = Path(folder) / name
-            if path.is_symlink():
-                try:
-                    handed.within(source, path)
-                except handed.Refused as exc:
-                    raise RunRefused(str(exc)) from None
+    out = handed.links_out(source)
+    if out:
+        raise RunRefused(f"{out[0]}: leads out of {source} (a link to {out[0].resolve()})")
 
 
 def _copy(source: Path, out: Path, std: JobStandard, options: dict[str, str], judge: RescoreJudge | None) -> JobStandard:
     """The job copied whole into `out`, its config.json the new job's: a new id, the options asked, its source named."""
-    # a link is copied as the link (never followed); one leading out of the job is refused first (_links_out)
+    # a link is copied as the link (never followed); one leading out of the job is refused first (handed.links_out)
     _refuse_links_out(source)
     shutil.copytree(source, out, symlinks=True, dirs_exist_ok=True)
     job = JobDir(out)

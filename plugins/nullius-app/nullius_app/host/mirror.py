@@ -131,15 +131,9 @@ def _unmake_links_out(job: Path) -> list[str]:
     """Links that lead out of the job once followed as the kernel follows them, removed: the check above reads each
     target alone, and a chain of links inside (b/c -> .) can make a path that reads `..` lead anywhere."""
     removed = []
-    for folder, dirs, files in os.walk(job):
-        for name in files + dirs:
-            path = Path(folder) / name
-            if path.is_symlink():
-                try:
-                    handed.within(job, path.relative_to(job))
-                except handed.Refused:
-                    removed.append(f"{path.relative_to(job).as_posix()} -> {os.readlink(path)}")
-                    path.unlink()
+    for path in handed.links_out(job):
+        removed.append(f"{path.relative_to(job).as_posix()} -> {os.readlink(path)}")
+        path.unlink()
     return removed
 
 
