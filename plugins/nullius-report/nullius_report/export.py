@@ -71,7 +71,7 @@ def _write_if_new(target: Path, data: bytes, *, refresh: bool) -> bool:
 def export_trial(folder: Path, to: Path, root: Path) -> Exported:
     """The trial's flat folder under `to`; `root` is the folder the user gave, which nothing read may lead out of."""
     try:
-        return _export_trial(within(root, folder), to)
+        return _export_trial(within(root, folder.absolute()), to)  # folder is root/NAME, as given: relative to here
     except Refused as exc:
         raise ReportError(str(exc)) from None
 

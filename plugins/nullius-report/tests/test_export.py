@@ -216,3 +216,8 @@ def test_calibrate_reads_a_handed_trial_as_export_does(jobs, tmp_path):
     (job / "u0001" / "assessment_summary.json").symlink_to(secret)
     with pytest.raises(ReportError, match="leads out of"):
         calibration_files(load_trial(job / "u0001"), "0" * 40)
+
+
+def test_folders_given_relative_to_here_export_as_absolute_ones_do(jobs, tmp_path):
+    done = run_cli(["export", jobs["a"].name, "--to", str(tmp_path / "e")], jobs["env"], cwd=jobs["a"].parent)
+    assert done.code == 0 and "4 of 4 trial(s) exported" in done.stdout, done.output
